@@ -1,0 +1,160 @@
+// shardplan: check sharding plans from the command line.
+//
+//   shardplan check [--format text|json] [--max-paths N] DOC...
+//
+// Exit status: 0 when no document has an error, 1 when one has, 2 for usage
+// errors and unreadable files.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "core/engine.h"
+
+namespace {
+
+constexpr std::string_view kUsage =
+    "usage: shardplan check [--format text|json] [--max-paths N] DOC...\n"
+    "\n"
+    "Checks module-owned sharding layouts of shardplan.v1 documents and reports\n"
+    "every problem at once. DOC may be '-' for standard input.\n"
+    "\n"
+    "  --format text   compiler-style diagnostics and a summary line (default)\n"
+    "  --format json   the result object, one JSON object per line per document\n"
+    "  --max-paths N   refuse documents whose module tree has more than N paths\n"
+    "                  (default 10000000)\n"
+    "\n"
+    "Exit status: 0 no errors, 1 a document has errors, 2 usage or I/O error.\n";
+
+int Usage(std::string_view problem) {
+  std::cerr << "shardplan: " << problem << "\n\n" << kUsage;
+  return 2;
+}
+
+bool ReadFile(const std::string& path, std::string& out, std::string& error) {
+  if (path == "-") {
+    std::ostringstream ss;
+    ss << std::cin.rdbuf();
+    out = ss.str();
+    return true;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = absl::StrCat("cannot read '", path, "'");
+    return false;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) {
+    error = absl::StrCat("error reading '", path, "'");
+    return false;
+  }
+  out = ss.str();
+  return true;
+}
+
+void PrintText(const std::string& path, const shardplan::Result& result) {
+  size_t errors = 0, warnings = 0;
+  for (const shardplan::Diagnostic& d : result.diagnostics) {
+    errors += d.severity == shardplan::Severity::kError;
+    warnings += d.severity == shardplan::Severity::kWarning;
+    std::cout << shardplan::SeverityName(d.severity) << "[" << d.code << "]: " << d.message << "\n";
+    std::cout << "  --> " << path;
+    if (d.pointer) std::cout << ":" << (d.pointer->empty() ? "/" : *d.pointer);
+    std::cout << "\n";
+  }
+  std::cout << path << ": ";
+  if (result.ok) {
+    const shardplan::Owned& owned = *result.owned;
+    std::cout << "ok: " << owned.entries.size() << (owned.entries.size() == 1 ? " owner, " : " owners, ")
+              << owned.owned_names.size() << " owned parameter names, " << owned.aliases.size()
+              << (owned.aliases.size() == 1 ? " alias" : " aliases");
+    if (warnings > 0) std::cout << ", " << warnings << (warnings == 1 ? " warning" : " warnings");
+  } else {
+    std::cout << errors << (errors == 1 ? " error" : " errors");
+    if (warnings > 0) std::cout << ", " << warnings << (warnings == 1 ? " warning" : " warnings");
+  }
+  std::cout << "\n";
+}
+
+int RunCheck(const std::vector<std::string>& args) {
+  std::string format = "text";
+  shardplan::CheckOptions options;
+  std::vector<std::string> docs;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage;
+      return 0;
+    }
+    if (arg == "--format" || arg.rfind("--format=", 0) == 0) {
+      if (arg == "--format") {
+        if (++i == args.size()) return Usage("--format needs a value");
+        format = args[i];
+      } else {
+        format = arg.substr(9);
+      }
+      if (format != "text" && format != "json") return Usage(absl::StrCat("unknown format '", format, "'"));
+    } else if (arg == "--max-paths" || arg.rfind("--max-paths=", 0) == 0) {
+      std::string value;
+      if (arg == "--max-paths") {
+        if (++i == args.size()) return Usage("--max-paths needs a value");
+        value = args[i];
+      } else {
+        value = arg.substr(12);
+      }
+      if (!absl::SimpleAtoi(value, &options.limits.max_paths) || options.limits.max_paths == 0) {
+        return Usage(absl::StrCat("--max-paths needs a positive integer, got '", value, "'"));
+      }
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      return Usage(absl::StrCat("unknown option '", arg, "'"));
+    } else {
+      docs.push_back(arg);
+    }
+  }
+  if (docs.empty()) return Usage("no document given");
+
+  int status = 0;
+  for (const std::string& path : docs) {
+    std::string text, error;
+    if (!ReadFile(path, text, error)) {
+      std::cout.flush();
+      std::cerr << "shardplan: " << error << "\n";
+      status = 2;
+      continue;
+    }
+    absl::StatusOr<shardplan::Result> result = shardplan::Check(text, options);
+    if (!result.ok()) {
+      std::cerr << "shardplan: " << result.status().message() << "\n";
+      status = 2;
+      continue;
+    }
+    if (format == "json") {
+      std::cout << shardplan::ResultToJson(*result) << "\n";
+    } else {
+      PrintText(path, *result);
+    }
+    if (!result->ok && status == 0) status = 1;
+  }
+  std::cout.flush();
+  return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::ios::sync_with_stdio(false);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) return Usage("no command given");
+  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (args[0] == "check") return RunCheck({args.begin() + 1, args.end()});
+  return Usage(absl::StrCat("unknown command '", args[0], "'"));
+}

@@ -1,0 +1,44 @@
+// Parameter claims (_assign_parameters, spec section 4 step 6).
+#ifndef SHARDPLAN_CORE_CLAIMS_H_
+#define SHARDPLAN_CORE_CLAIMS_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/diagnostic.h"
+#include "core/module_tree.h"
+#include "core/owners.h"
+
+namespace shardplan {
+
+struct Claims {
+  // Per parameter id: whether it is owned, its owning placement and its
+  // canonical (first claimant's) full name.
+  std::vector<bool> owned;
+  std::vector<NamedPlacements> placement;
+  std::vector<std::string> canonical;
+  // Per parameter id: expected by some owner (declared or not under a nested
+  // owner).
+  std::vector<bool> expected;
+  // Full names of owned parameters, in named_parameters(root) order.
+  std::vector<std::string> owned_names;
+  // [canonical, alias] pairs, in named_parameters(root) order.
+  std::vector<std::pair<std::string, std::string>> aliases;
+};
+
+// Verifies, over owners in entry order: - every declared parameter exists
+// (unknown-parameter); - is not under a nested owner (nested-duplicate); - a
+// parameter claimed twice has one placement (shared-conflict; an equal
+// placement drops the later declaration, the first claimant stays canonical);
+// - every expected parameter is declared (omitted-parameters). Fills each
+// owner's `required` and reduces its params. Owners whose params are missing
+// (ports-missing) claim nothing. `check_omissions` is false when collection
+// failed to add an owner: which parameters a parent must declare depends on
+// its nested owners, so omissions would be cascades. Linear in the number of
+// parameter paths.
+Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omissions, DiagnosticSink& sink);
+
+}  // namespace shardplan
+
+#endif  // SHARDPLAN_CORE_CLAIMS_H_

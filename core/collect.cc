@@ -1,0 +1,230 @@
+#include "core/collect.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/glob.h"
+#include "core/messages.h"
+#include "core/parse.h"
+
+namespace shardplan {
+namespace {
+
+bool NonEmpty(const std::optional<PlacementMap>& map) { return map && !map->empty(); }
+
+bool Contains(const std::vector<NameId>& names, NameId name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+class Collector {
+ public:
+  Collector(const ModuleTree& tree, Owners& owners, DiagnosticSink& sink)
+      : tree_(tree), doc_(tree.doc()), owners_(owners), sink_(sink) {}
+
+  void ModelProviders();
+  void Families();
+  void NativeRequests();
+
+ private:
+  // add(fqn, layout, parallel) of the reference, for a resolved path.
+  void Add(PathId path, const Layout& layout, const std::optional<ParallelSpec>& parallel, OwnerKind kind);
+  // Output normalization: derives out_names when absent; every output port
+  // must be named (unknown-output).
+  void NormalizeOutputs(PathId path, Layout& layout);
+  // Marks every module in the subtree of any family boundary; then, per
+  // module, whether its own subtree contains such a module.
+  std::vector<bool> TouchesFamilySubtree() const;
+
+  const ModuleTree& tree_;
+  const Document& doc_;
+  Owners& owners_;
+  DiagnosticSink& sink_;
+};
+
+void Collector::Add(PathId path, const Layout& layout, const std::optional<ParallelSpec>& parallel,
+                    OwnerKind kind) {
+  const ModuleId m = tree_.module(path);
+  if (owners_.Has(m)) {
+    Diagnostic& d = sink_.Error("multiple-owners", msg::MultipleOwners(tree_.fqn(path)));
+    d.fqn = std::string(tree_.fqn(path));
+    d.pointer = layout.pointer;
+    return;
+  }
+  Owner owner{path, m, kind, layout, parallel, {}};
+  NormalizeOutputs(path, owner.layout);
+  owners_.Add(std::move(owner));
+}
+
+void Collector::NormalizeOutputs(PathId path, Layout& layout) {
+  if (!layout.out_names && (NonEmpty(layout.out_src) || NonEmpty(layout.out_dst))) {
+    std::vector<NameId> names;
+    for (const auto* map : {&layout.out_src, &layout.out_dst}) {
+      if (!*map) continue;
+      for (const PlacementEntry& e : **map) {
+        if (!Contains(names, e.name)) names.push_back(e.name);
+      }
+    }
+    layout.out_names = std::move(names);
+  }
+  if (!layout.out_names) return;
+  std::vector<std::string_view> unknown;
+  for (const auto* map : {&layout.out_src, &layout.out_dst}) {
+    if (!*map) continue;
+    for (const PlacementEntry& e : **map) {
+      if (!Contains(*layout.out_names, e.name)) unknown.push_back(doc_.Name(e.name));
+    }
+  }
+  if (unknown.empty()) return;
+  std::sort(unknown.begin(), unknown.end());
+  unknown.erase(std::unique(unknown.begin(), unknown.end()), unknown.end());
+  Diagnostic& d = sink_.Error("unknown-output", msg::UnknownOutput(unknown));
+  d.fqn = std::string(tree_.fqn(path));
+  d.pointer = absl::StrCat(layout.pointer, "/out_names");
+}
+
+void Collector::ModelProviders() {
+  for (const FqnLayout& provider : doc_.model_providers) {
+    const PathId path = tree_.Resolve(doc_.Name(provider.fqn));
+    if (path == kNoPath) {
+      Diagnostic& d = sink_.Error("unknown-module", msg::UnknownModule(doc_.Name(provider.fqn)));
+      d.fqn = std::string(doc_.Name(provider.fqn));
+      d.pointer = provider.layout.pointer;
+      continue;
+    }
+    Add(path, provider.layout, doc_.modules[tree_.module(path)].parallel, OwnerKind::kModel);
+  }
+}
+
+void Collector::Families() {
+  for (PathId p = 0; p < tree_.size(); ++p) {
+    const ModuleId m = tree_.module(p);
+    const Module& module = doc_.modules[m];
+    // A boundary is visited at its first path only.
+    if (!module.family || tree_.first_path(m) != p || !module.family->sharding) continue;
+    const Family& family = *module.family;
+    const Layout* layout = &*family.sharding;
+    std::optional<ParallelSpec> parallel;
+    if (family.cached) {
+      layout = &family.cached->sharding;
+      parallel = family.cached->parallel;
+    } else if (family.parallel && !module.parallel) {
+      Diagnostic& d = sink_.Error("parallel-member-undeclared", msg::ParallelMemberUndeclared());
+      d.fqn = std::string(tree_.fqn(p));
+      d.pointer = absl::StrCat("/modules/", JsonPointerToken(doc_.Name(module.id)), "/family/parallel");
+    } else {
+      parallel = module.parallel;
+    }
+    owners_.Remove(m);
+    Add(p, *layout, parallel, OwnerKind::kFamily);
+  }
+}
+
+std::vector<bool> Collector::TouchesFamilySubtree() const {
+  const size_t n = doc_.modules.size();
+  std::vector<bool> in_family(n, false);
+  std::vector<ModuleId> stack;
+  for (ModuleId b = 0; b < n; ++b) {
+    if (!doc_.modules[b].family || tree_.first_path(b) == kNoPath || in_family[b]) continue;
+    in_family[b] = true;
+    stack.push_back(b);
+    while (!stack.empty()) {
+      ModuleId m = stack.back();
+      stack.pop_back();
+      for (const auto& [name, child] : doc_.modules[m].children) {
+        if (!in_family[child]) {
+          in_family[child] = true;
+          stack.push_back(child);
+        }
+      }
+    }
+  }
+  // Paths in reverse pre-order visit every child before its parent.
+  std::vector<bool> touches = in_family;
+  for (PathId p = static_cast<PathId>(tree_.size()); p-- > 1;) {
+    if (touches[tree_.module(p)]) touches[tree_.module(tree_.parent(p))] = true;
+  }
+  return touches;
+}
+
+void Collector::NativeRequests() {
+  if (doc_.native.empty()) return;
+  const std::vector<bool> touches_family = TouchesFamilySubtree();
+  std::vector<uint32_t> matched_by(doc_.modules.size(), 0);  // request index + 1
+  for (uint32_t r = 0; r < doc_.native.size(); ++r) {
+    const NativeRequest& request = doc_.native[r];
+    for (size_t k = 0; k < request.match.size(); ++k) {
+      const std::string_view pattern = doc_.Name(request.match[k]);
+      const Glob glob(pattern);
+      bool any = false;
+      auto hit = [&](PathId p) {
+        any = true;
+        const ModuleId m = tree_.module(p);
+        if (matched_by[m] == r + 1) return;
+        matched_by[m] = r + 1;
+        if (touches_family[m]) {
+          Diagnostic& d = sink_.Error("native-overlaps-family", msg::NativeOverlapsFamily(tree_.fqn(p)));
+          d.fqn = std::string(tree_.fqn(p));
+          d.pointer = request.pointer;
+          return;
+        }
+        Add(p, request.sharding, request.parallel, OwnerKind::kNative);
+      };
+      if (glob.is_literal()) {
+        if (PathId p = tree_.Resolve(pattern); p != kNoPath && tree_.fqn(p) == pattern) hit(p);
+      } else {
+        for (PathId p = 0; p < tree_.size(); ++p) {
+          if (glob.Matches(tree_.fqn(p))) hit(p);
+        }
+      }
+      if (!any) {
+        Diagnostic& d = sink_.Error("native-no-match", msg::NativeNoMatch(pattern));
+        d.pointer = absl::StrCat(request.pointer, "/match/", k);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void CollectOwners(const ModuleTree& tree, Owners& owners, DiagnosticSink& sink) {
+  Collector collector(tree, owners, sink);
+  collector.ModelProviders();
+  collector.Families();
+  collector.NativeRequests();
+}
+
+void CheckNesting(const ModuleTree& tree, const Owners& owners, DiagnosticSink& sink) {
+  const Document& doc = tree.doc();
+  const NameId none = doc.names.Find("none");
+  const NameId mesh = doc.names.Find("mesh");
+  const std::vector<const Owner*> entries = owners.InOrder();
+  // Entry index (in order) of the active owner at each path.
+  std::vector<uint32_t> active_at(tree.size(), UINT32_MAX);
+  auto active = [&](const Owner* o) { return o->parallel && o->parallel->binding_kind != none; };
+  for (uint32_t i = 0; i < entries.size(); ++i) {
+    if (active(entries[i])) active_at[entries[i]->path] = i;
+  }
+  std::vector<uint32_t> parents;
+  for (const Owner* inner : entries) {
+    if (!active(inner)) continue;
+    const NameId kind = inner->parallel->binding_kind;
+    parents.clear();
+    for (PathId a = tree.parent(inner->path); a != kNoPath; a = tree.parent(a)) {
+      const uint32_t i = active_at[a];
+      if (i == UINT32_MAX) continue;
+      const NameId pkind = entries[i]->parallel->binding_kind;
+      if (kind == pkind || kind == mesh || pkind == mesh) parents.push_back(i);
+    }
+    std::sort(parents.begin(), parents.end());
+    for (uint32_t i : parents) {
+      const std::string_view outer = tree.fqn(entries[i]->path), fqn = tree.fqn(inner->path);
+      Diagnostic& d = sink.Error("overlapping-communication", msg::OverlappingCommunication(outer, fqn));
+      d.fqn = std::string(fqn);
+      d.pointer = inner->parallel->pointer;
+    }
+  }
+}
+
+}  // namespace shardplan

@@ -1,0 +1,49 @@
+// Diagnostics: findings about a document, reported as data (never thrown).
+//
+// A Diagnostic carries a stable kebab-case code, a severity, the message (for
+// ownership errors exactly the reference framework's message) and, where known,
+// the module FQN, the parameter name and the RFC 6901 JSON pointer of the
+// declaration at fault.
+#ifndef SHARDPLAN_CORE_DIAGNOSTIC_H_
+#define SHARDPLAN_CORE_DIAGNOSTIC_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardplan {
+
+enum class Severity { kError, kWarning, kInfo };
+
+std::string_view SeverityName(Severity severity);
+
+struct Diagnostic {
+  std::string code;
+  Severity severity = Severity::kError;
+  std::string message;
+  std::optional<std::string> fqn;
+  std::optional<std::string> parameter;
+  std::optional<std::string> pointer;
+};
+
+// Collects diagnostics in evaluation order.
+class DiagnosticSink {
+ public:
+  // Appends an error and returns it so that callers can fill optional fields.
+  Diagnostic& Error(std::string_view code, std::string message);
+  Diagnostic& Warning(std::string_view code, std::string message);
+
+  bool has_errors() const { return error_count_ > 0; }
+  size_t error_count() const { return error_count_; }
+  const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
+  std::vector<Diagnostic> Take() { return std::move(diagnostics_); }
+
+ private:
+  std::vector<Diagnostic> diagnostics_;
+  size_t error_count_ = 0;
+};
+
+}  // namespace shardplan
+
+#endif  // SHARDPLAN_CORE_DIAGNOSTIC_H_

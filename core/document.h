@@ -1,0 +1,124 @@
+// The parsed shardplan.v1 document (spec section 2): mesh, parameter and
+// module identities, providers and an optional final plan. Every name is
+// interned; modules and parameters are dense indexes.
+#ifndef SHARDPLAN_CORE_DOCUMENT_H_
+#define SHARDPLAN_CORE_DOCUMENT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/interner.h"
+#include "core/placement.h"
+
+namespace shardplan {
+
+using ModuleId = uint32_t;
+using ParamId = uint32_t;
+
+enum class Dtype : uint8_t {
+  kFloat32,
+  kFloat16,
+  kBfloat16,
+  kFloat8E4m3fn,
+  kFloat8E5m2,
+  kInt8,
+  kInt32,
+  kInt64,
+  kBool,
+};
+
+// Named placements of ports (inputs or outputs) or of parameters, keyed by an
+// interned (possibly dotted) local name, in document order.
+struct PlacementEntry {
+  NameId name;
+  NamedPlacements placements;
+};
+using PlacementMap = std::vector<PlacementEntry>;
+
+// A module sharding spec. A std::nullopt field was absent or null.
+struct Layout {
+  std::optional<PlacementMap> params;
+  std::optional<PlacementMap> in_src;
+  std::optional<PlacementMap> in_dst;
+  std::optional<PlacementMap> out_src;
+  std::optional<PlacementMap> out_dst;
+  std::optional<std::vector<NameId>> out_names;
+  // The first legacy field (local_compute_fn, inner_wrapper, inner_target,
+  // region_dispatch) with a non-null value, or kNoName.
+  NameId legacy_field = kNoName;
+  // JSON pointer of the layout object in the document.
+  std::string pointer;
+};
+
+struct ParallelSpec {
+  NameId binding_kind;
+  std::vector<NameId> axes;
+  std::string pointer;
+};
+
+struct Family {
+  struct Cached {
+    Layout sharding;
+    std::optional<ParallelSpec> parallel;
+  };
+  bool parallel = false;
+  std::optional<Layout> sharding;
+  std::optional<Cached> cached;
+};
+
+struct Parameter {
+  NameId id;
+  std::optional<std::vector<int64_t>> shape;  // nullopt: unknown
+  std::vector<int64_t> blocks;                // empty: all 1
+  Dtype dtype = Dtype::kFloat32;
+};
+
+struct Module {
+  NameId id;
+  NameId type = kNoName;
+  std::vector<NameId> forward;  // names, without the '*' / '**' markers
+  bool var_keyword = false;     // forward has a **kwargs parameter
+  std::vector<std::pair<NameId, ModuleId>> children;
+  std::vector<std::pair<NameId, ParamId>> params;
+  std::optional<ParallelSpec> parallel;
+  std::optional<Family> family;
+};
+
+struct MeshAxis {
+  NameId name;
+  int64_t size;
+};
+
+struct NativeRequest {
+  std::vector<NameId> match;
+  Layout sharding;
+  std::optional<ParallelSpec> parallel;
+  std::string pointer;  // of the request object
+};
+
+struct FqnLayout {
+  NameId fqn;
+  Layout layout;
+};
+
+struct Document {
+  Interner names;
+  std::vector<MeshAxis> mesh;
+  std::vector<Parameter> parameters;
+  std::vector<Module> modules;
+  ModuleId root = 0;
+  std::vector<FqnLayout> model_providers;
+  std::vector<NativeRequest> native;
+  std::optional<std::vector<FqnLayout>> plan;
+
+  std::string_view Name(NameId id) const { return names.View(id); }
+  // Whether `axis` is one of the mesh's axes.
+  bool IsMeshAxis(NameId axis) const;
+};
+
+}  // namespace shardplan
+
+#endif  // SHARDPLAN_CORE_DOCUMENT_H_

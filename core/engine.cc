@@ -1,0 +1,61 @@
+#include "core/engine.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "core/claims.h"
+#include "core/collect.h"
+#include "core/layout_checks.h"
+#include "core/module_tree.h"
+#include "core/owners.h"
+#include "core/plan_check.h"
+
+namespace shardplan {
+
+absl::StatusOr<Result> Check(std::string_view json, const CheckOptions& options) {
+  if (options.limits.max_paths == 0 || options.limits.max_fqn_bytes == 0 || options.limits.max_json_depth < 1) {
+    return absl::InvalidArgumentError("limits must be positive");
+  }
+  Result result;
+  ParsedDocument parsed = ParseDocument(json, options.limits);
+  if (parsed.error) {
+    result.diagnostics.push_back(std::move(*parsed.error));
+    return result;
+  }
+  std::shared_ptr<const Document> doc(std::move(parsed.document));
+  result.document = doc;
+
+  const ModuleTree tree(*doc);
+  Owners owners(doc->modules.size());
+  DiagnosticSink sink;
+  CollectOwners(tree, owners, sink);
+  const bool collected = !sink.has_errors();
+  CheckNesting(tree, owners, sink);
+  CheckOwners(tree, owners, sink);
+  Claims claims = AssignParameters(tree, owners, /*check_omissions=*/collected, sink);
+  const std::vector<Owner*> entries = owners.InOrder();
+  if (!sink.has_errors() && doc->plan && !entries.empty()) {
+    ValidatePlan(tree, owners, claims, *doc->plan, sink);
+  }
+
+  result.ok = !sink.has_errors();
+  result.diagnostics = sink.Take();
+  if (!result.ok) return result;
+
+  Owned& owned = result.owned.emplace();
+  owned.entries.reserve(entries.size());
+  for (Owner* o : entries) {
+    owned.entries.push_back(
+        {std::string(tree.fqn(o->path)), o->kind, std::move(o->layout), std::move(o->parallel), std::move(o->required)});
+  }
+  owned.owned_names = std::move(claims.owned_names);
+  std::sort(owned.owned_names.begin(), owned.owned_names.end());
+  for (ParamId p = 0; p < claims.expected.size(); ++p) {
+    if (claims.expected[p]) owned.expected.push_back(p);
+  }
+  owned.aliases = std::move(claims.aliases);
+  return result;
+}
+
+}  // namespace shardplan

@@ -1,0 +1,33 @@
+// The engine's entry point: check one shardplan.v1 document.
+//
+//   absl::StatusOr<Result> r = shardplan::Check(json_text, {});
+//   if (!r.ok()) { /* misuse: bad options */ }
+//   if (!r->ok) { /* r->diagnostics[0] is the reference framework's error */ }
+//   std::string out = shardplan::ResultToJson(*r);
+//
+// Findings about the document (including malformed JSON) are diagnostics in
+// the Result; only misuse of the API is an error Status.
+#ifndef SHARDPLAN_CORE_ENGINE_H_
+#define SHARDPLAN_CORE_ENGINE_H_
+
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "core/parse.h"
+#include "core/result.h"
+
+namespace shardplan {
+
+struct CheckOptions {
+  Limits limits;
+};
+
+// Collects module-owned layouts and claims (spec section 4), then, when that
+// succeeded and the document has a plan, checks the plan (section 6). Every
+// diagnostic is reported in evaluation order; a check that depends on a
+// failed step is skipped.
+absl::StatusOr<Result> Check(std::string_view json, const CheckOptions& options);
+
+}  // namespace shardplan
+
+#endif  // SHARDPLAN_CORE_ENGINE_H_

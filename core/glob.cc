@@ -1,0 +1,207 @@
+#include "core/glob.h"
+
+#include <string>
+
+namespace shardplan {
+namespace {
+
+std::vector<uint32_t> Decode(std::string_view text) {
+  std::vector<uint32_t> out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    uint8_t lead = static_cast<uint8_t>(text[i]);
+    if (lead < 0x80) {
+      out.push_back(lead);
+      ++i;
+      continue;
+    }
+    int extra = lead >= 0xF0 ? 3 : lead >= 0xE0 ? 2 : 1;
+    uint32_t cp = lead & (0x3F >> extra);
+    for (int k = 1; k <= extra && i + k < text.size(); ++k) {
+      cp = (cp << 6) | (static_cast<uint8_t>(text[i + k]) & 0x3F);
+    }
+    out.push_back(cp);
+    i += extra + 1;
+  }
+  return out;
+}
+
+bool IsAscii(std::string_view text) {
+  for (char c : text) {
+    if (static_cast<uint8_t>(c) >= 0x80) return false;
+  }
+  return true;
+}
+
+// One element of the regular-expression set text that fnmatch.translate
+// builds: a character, or (range_op) an unescaped '-' that joins two chunks.
+struct SetItem {
+  uint32_t cp;
+  bool range_op;
+};
+
+}  // namespace
+
+Glob::Glob(std::string_view pattern) {
+  const std::vector<uint32_t> pat = Decode(pattern);
+  const size_t n = pat.size();
+  size_t i = 0;
+  while (i < n) {
+    uint32_t c = pat[i++];
+    if (c == '*') {
+      literal_ = false;
+      if (tokens_.empty() || tokens_.back().kind != Kind::kStar) tokens_.push_back({Kind::kStar});
+    } else if (c == '?') {
+      literal_ = false;
+      tokens_.push_back({Kind::kAny});
+    } else if (c == '[') {
+      size_t j = i;
+      if (j < n && pat[j] == '!') ++j;
+      if (j < n && pat[j] == ']') ++j;
+      while (j < n && pat[j] != ']') ++j;
+      if (j >= n) {
+        tokens_.push_back({Kind::kLiteral, false, '['});
+      } else {
+        literal_ = false;
+        CompileSet(pat, i, j);
+        i = j + 1;
+      }
+    } else {
+      tokens_.push_back({Kind::kLiteral, false, c});
+    }
+  }
+}
+
+// Mirrors fnmatch.translate's handling of pat[i:j] (the text between '[' and
+// ']'), then the way Python's regular-expression parser reads the set text.
+void Glob::CompileSet(const std::vector<uint32_t>& pat, size_t i, size_t j) {
+  std::vector<SetItem> stuff;
+  bool has_hyphen = false;
+  for (size_t k = i; k < j; ++k) has_hyphen |= pat[k] == '-';
+  if (!has_hyphen) {
+    for (size_t k = i; k < j; ++k) stuff.push_back({pat[k], false});
+  } else {
+    std::vector<std::vector<uint32_t>> chunks;
+    size_t k = (pat[i] == '!') ? i + 2 : i + 1;
+    while (true) {
+      size_t found = j;
+      for (size_t q = k; q < j; ++q) {
+        if (pat[q] == '-') {
+          found = q;
+          break;
+        }
+      }
+      if (k >= j || found == j) break;
+      chunks.emplace_back(pat.begin() + i, pat.begin() + found);
+      i = found + 1;
+      k = found + 3;
+    }
+    if (i < j) {
+      chunks.emplace_back(pat.begin() + i, pat.begin() + j);
+    } else if (!chunks.empty()) {  // a trailing '-' is literal
+      chunks.back().push_back('-');
+    }
+    // Remove empty ranges (lo > hi), as fnmatch does.
+    for (size_t q = chunks.size() - 1; q > 0; --q) {
+      std::vector<uint32_t>& prev = chunks[q - 1];
+      const std::vector<uint32_t>& cur = chunks[q];
+      if (!prev.empty() && !cur.empty() && prev.back() > cur.front()) {
+        prev.pop_back();
+        prev.insert(prev.end(), cur.begin() + 1, cur.end());
+        chunks.erase(chunks.begin() + static_cast<std::ptrdiff_t>(q));
+      }
+    }
+    for (size_t q = 0; q < chunks.size(); ++q) {
+      if (q > 0) stuff.push_back({'-', true});
+      for (uint32_t cp : chunks[q]) stuff.push_back({cp, false});
+    }
+  }
+
+  Token token{Kind::kSet};
+  if (stuff.empty()) {
+    tokens_.push_back({Kind::kNever});
+    return;
+  }
+  if (stuff.size() == 1 && stuff[0].cp == '!' && !stuff[0].range_op) {
+    tokens_.push_back({Kind::kAny});
+    return;
+  }
+  size_t pos = 0;
+  if (stuff[0].cp == '!' && !stuff[0].range_op) {
+    token.negate = true;
+    pos = 1;
+  }
+  token.ranges_begin = static_cast<uint32_t>(ranges_.size());
+  while (pos < stuff.size()) {
+    uint32_t lo = stuff[pos++].cp;
+    if (pos < stuff.size() && stuff[pos].range_op) {
+      ++pos;
+      if (pos >= stuff.size()) {
+        ranges_.push_back({lo, lo});
+        ranges_.push_back({'-', '-'});
+        break;
+      }
+      uint32_t hi = stuff[pos++].cp;
+      if (lo <= hi) ranges_.push_back({lo, hi});
+    } else {
+      ranges_.push_back({lo, lo});
+    }
+  }
+  token.ranges_end = static_cast<uint32_t>(ranges_.size());
+  tokens_.push_back(token);
+}
+
+bool Glob::TokenMatches(const Token& token, uint32_t cp) const {
+  switch (token.kind) {
+    case Kind::kLiteral:
+      return token.cp == cp;
+    case Kind::kAny:
+      return true;
+    case Kind::kSet: {
+      bool in = false;
+      for (uint32_t r = token.ranges_begin; r < token.ranges_end && !in; ++r) {
+        in = ranges_[r].lo <= cp && cp <= ranges_[r].hi;
+      }
+      return in != token.negate;
+    }
+    case Kind::kStar:
+    case Kind::kNever:
+      return false;
+  }
+  return false;
+}
+
+// Greedy matching with one backtrack point: every token but '*' consumes
+// exactly one character, so resuming after the last star is complete.
+template <typename Text>
+bool Glob::MatchText(const Text& text, size_t size) const {
+  size_t t = 0, p = 0;
+  size_t star_p = SIZE_MAX, star_t = 0;
+  while (t < size) {
+    if (p < tokens_.size() && tokens_[p].kind == Kind::kStar) {
+      star_p = p++;
+      star_t = t;
+    } else if (p < tokens_.size() && TokenMatches(tokens_[p], static_cast<uint32_t>(text[t]))) {
+      ++p;
+      ++t;
+    } else if (star_p != SIZE_MAX) {
+      p = star_p + 1;
+      t = ++star_t;
+    } else {
+      return false;
+    }
+  }
+  while (p < tokens_.size() && tokens_[p].kind == Kind::kStar) ++p;
+  return p == tokens_.size();
+}
+
+bool Glob::Matches(std::string_view text) const {
+  if (IsAscii(text)) {
+    const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
+    return MatchText(bytes, text.size());
+  }
+  std::vector<uint32_t> cps = Decode(text);
+  return MatchText(cps, cps.size());
+}
+
+}  // namespace shardplan

@@ -1,0 +1,50 @@
+// Glob patterns with the semantics of Python's fnmatch.fnmatchcase, which the
+// reference framework uses to match native binding requests against module
+// FQNs: `*` matches any run of characters (dots included), `?` one character,
+// `[...]` a set (`[!...]` negated, ranges `a-z`, an unclosed `[` is literal);
+// matching is case-sensitive, over Unicode code points, of the whole string.
+#ifndef SHARDPLAN_CORE_GLOB_H_
+#define SHARDPLAN_CORE_GLOB_H_
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace shardplan {
+
+class Glob {
+ public:
+  // Compiles `pattern` (valid UTF-8). Every pattern is valid, as in fnmatch.
+  explicit Glob(std::string_view pattern);
+
+  bool Matches(std::string_view text) const;
+
+  // True when the pattern has no wildcard: it matches exactly one string.
+  bool is_literal() const { return literal_; }
+
+ private:
+  struct Range {
+    uint32_t lo, hi;
+  };
+  enum class Kind : uint8_t { kLiteral, kAny, kStar, kSet, kNever };
+  struct Token {
+    Kind kind;
+    bool negate = false;
+    uint32_t cp = 0;           // kLiteral
+    uint32_t ranges_begin = 0;  // kSet: [begin, end) into ranges_
+    uint32_t ranges_end = 0;
+  };
+
+  void CompileSet(const std::vector<uint32_t>& pat, size_t open, size_t close);
+  bool TokenMatches(const Token& token, uint32_t cp) const;
+  template <typename Text>
+  bool MatchText(const Text& text, size_t size) const;
+
+  std::vector<Token> tokens_;
+  std::vector<Range> ranges_;
+  bool literal_ = true;
+};
+
+}  // namespace shardplan
+
+#endif  // SHARDPLAN_CORE_GLOB_H_

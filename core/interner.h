@@ -1,0 +1,43 @@
+// Interned strings: every name in a document (ids, child and parameter names,
+// axis and port names) becomes a dense NameId, so that the hot path compares
+// and hashes integers.
+#ifndef SHARDPLAN_CORE_INTERNER_H_
+#define SHARDPLAN_CORE_INTERNER_H_
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace shardplan {
+
+using NameId = uint32_t;
+inline constexpr NameId kNoName = UINT32_MAX;
+
+class Interner {
+ public:
+  Interner() = default;
+  Interner(const Interner&) = delete;
+  Interner& operator=(const Interner&) = delete;
+  Interner(Interner&&) = default;
+  Interner& operator=(Interner&&) = default;
+
+  NameId Intern(std::string_view text);
+  // The id of `text` if it was interned, else kNoName.
+  NameId Find(std::string_view text) const;
+  std::string_view View(NameId id) const { return views_[id]; }
+  size_t size() const { return views_.size(); }
+
+ private:
+  std::deque<std::string> storage_;  // stable addresses for the views
+  std::vector<std::string_view> views_;
+  absl::flat_hash_map<std::string_view, NameId> ids_;
+};
+
+}  // namespace shardplan
+
+#endif  // SHARDPLAN_CORE_INTERNER_H_

@@ -1,0 +1,128 @@
+#include "core/layout_checks.h"
+
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "core/messages.h"
+#include "core/parse.h"
+
+namespace shardplan {
+namespace {
+
+bool HasName(const PlacementMap& map, NameId name) {
+  return std::any_of(map.begin(), map.end(), [&](const PlacementEntry& e) { return e.name == name; });
+}
+
+Diagnostic& At(Diagnostic& d, const ModuleTree& tree, PathId path, std::string pointer) {
+  d.fqn = std::string(tree.fqn(path));
+  d.pointer = std::move(pointer);
+  return d;
+}
+
+}  // namespace
+
+bool HasCachedFamily(const Document& doc, ModuleId m) {
+  const Module& module = doc.modules[m];
+  return module.family && module.family->cached;
+}
+
+void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, DiagnosticSink& sink) {
+  const Document& doc = tree.doc();
+  if (layout.legacy_field != kNoName) {
+    At(sink.Error("legacy-injection", msg::LegacyInjection()), tree, path,
+       absl::StrCat(layout.pointer, "/", doc.Name(layout.legacy_field)));
+  }
+  if (!layout.params || !layout.in_src || !layout.in_dst) {
+    At(sink.Error("ports-missing", msg::PortsMissing()), tree, path, layout.pointer);
+  }
+  if (layout.in_src && layout.in_dst) {
+    bool same = layout.in_src->size() == layout.in_dst->size();
+    for (const PlacementEntry& e : *layout.in_src) same = same && HasName(*layout.in_dst, e.name);
+    if (!same) At(sink.Error("ports-mismatch", msg::PortsMismatch()), tree, path, layout.pointer + "/in_dst");
+  }
+  const Module& module = doc.modules[tree.module(path)];
+  if (layout.in_src && !module.var_keyword) {
+    std::vector<std::string_view> unknown;
+    for (const PlacementEntry& e : *layout.in_src) {
+      if (std::find(module.forward.begin(), module.forward.end(), e.name) == module.forward.end()) {
+        unknown.push_back(doc.Name(e.name));
+      }
+    }
+    if (!unknown.empty()) {
+      std::sort(unknown.begin(), unknown.end());
+      At(sink.Error("unknown-forward-input", msg::UnknownForwardInput(unknown)), tree, path,
+         absl::StrCat(layout.pointer, "/in_src/", JsonPointerToken(unknown.front())));
+    }
+  }
+  if (layout.out_names) {
+    const std::vector<NameId>& names = *layout.out_names;
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (std::find(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(i), names[i]) !=
+          names.begin() + static_cast<std::ptrdiff_t>(i)) {
+        At(sink.Error("duplicate-output-name", msg::DuplicateOutputName()), tree, path,
+           absl::StrCat(layout.pointer, "/out_names/", i));
+        break;
+      }
+    }
+  }
+}
+
+void CheckPlacements(const ModuleTree& tree, PathId path, const Layout& layout, DiagnosticSink& sink) {
+  const Document& doc = tree.doc();
+  std::vector<NameId> reported;
+  const std::pair<std::string_view, const std::optional<PlacementMap>*> maps[] = {
+      {"params", &layout.params},   {"in_src", &layout.in_src}, {"in_dst", &layout.in_dst},
+      {"out_src", &layout.out_src}, {"out_dst", &layout.out_dst},
+  };
+  for (const auto& [key, map] : maps) {
+    if (!*map) continue;
+    for (const PlacementEntry& e : **map) {
+      for (const AxisPlacement& a : e.placements) {
+        if (doc.IsMeshAxis(a.axis) || std::find(reported.begin(), reported.end(), a.axis) != reported.end()) {
+          continue;
+        }
+        reported.push_back(a.axis);
+        Diagnostic& d = At(sink.Error("unknown-axis", msg::UnknownAxis(doc.Name(a.axis))), tree, path,
+                           absl::StrCat(layout.pointer, "/", key, "/", JsonPointerToken(doc.Name(e.name)), "/",
+                                        JsonPointerToken(doc.Name(a.axis))));
+        if (key == "params") d.parameter = msg::FullName(tree.fqn(path), doc.Name(e.name));
+      }
+    }
+  }
+  if (!layout.params) return;
+  for (const PlacementEntry& e : *layout.params) {
+    const bool partial = std::any_of(e.placements.begin(), e.placements.end(),
+                                     [](const AxisPlacement& a) { return a.placement.is_partial(); });
+    if (!partial) continue;
+    Diagnostic& d = At(sink.Error("partial-parameter", msg::PartialParameter()), tree, path,
+                       absl::StrCat(layout.pointer, "/params/", JsonPointerToken(doc.Name(e.name))));
+    d.parameter = msg::FullName(tree.fqn(path), doc.Name(e.name));
+  }
+}
+
+void CheckParallelAxes(const ModuleTree& tree, PathId path, const ParallelSpec& parallel, DiagnosticSink& sink) {
+  const Document& doc = tree.doc();
+  for (size_t i = 0; i < parallel.axes.size(); ++i) {
+    const NameId axis = parallel.axes[i];
+    if (doc.IsMeshAxis(axis) ||
+        std::find(parallel.axes.begin(), parallel.axes.begin() + static_cast<std::ptrdiff_t>(i), axis) !=
+            parallel.axes.begin() + static_cast<std::ptrdiff_t>(i)) {
+      continue;
+    }
+    At(sink.Error("parallel-unknown-axis", msg::ParallelUnknownAxis(doc.Name(axis))), tree, path,
+       absl::StrCat(parallel.pointer, "/axes/", i));
+  }
+}
+
+void CheckOwners(const ModuleTree& tree, const Owners& owners, DiagnosticSink& sink) {
+  for (const Owner* owner : owners.InOrder()) {
+    CheckPorts(tree, owner->path, owner->layout, sink);
+    CheckPlacements(tree, owner->path, owner->layout, sink);
+    if (owner->parallel && !HasCachedFamily(tree.doc(), owner->module)) {
+      CheckParallelAxes(tree, owner->path, *owner->parallel, sink);
+    }
+  }
+}
+
+}  // namespace shardplan

@@ -1,0 +1,35 @@
+// Checks of one owner's layout (spec section 4 step 5), shared by collection
+// and by the final-plan checks of section 6.
+#ifndef SHARDPLAN_CORE_LAYOUT_CHECKS_H_
+#define SHARDPLAN_CORE_LAYOUT_CHECKS_H_
+
+#include "core/diagnostic.h"
+#include "core/module_tree.h"
+#include "core/owners.h"
+
+namespace shardplan {
+
+// Verifies, for the layout of the module at `path`: - no legacy compute
+// injection (legacy-injection); - params, in_src and in_dst present
+// (ports-missing); - in_src and in_dst name the same inputs (ports-mismatch);
+// - every input is a forward parameter, unless forward takes **kwargs
+// (unknown-forward-input); - out_names has no repeat (duplicate-output-name).
+void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, DiagnosticSink& sink);
+
+// Verifies: - every axis of every named placement (params, in_src, in_dst,
+// out_src, out_dst, in that order) is a mesh axis (unknown-axis, once per
+// axis); then - no parameter placement is Partial (partial-parameter).
+void CheckPlacements(const ModuleTree& tree, PathId path, const Layout& layout, DiagnosticSink& sink);
+
+// Verifies that every communication axis is a mesh axis (parallel-unknown-axis).
+void CheckParallelAxes(const ModuleTree& tree, PathId path, const ParallelSpec& parallel, DiagnosticSink& sink);
+
+// Whether the module has an applied (cached) family layout.
+bool HasCachedFamily(const Document& doc, ModuleId m);
+
+// Section 4 step 5 for every owner, in entry order.
+void CheckOwners(const ModuleTree& tree, const Owners& owners, DiagnosticSink& sink);
+
+}  // namespace shardplan
+
+#endif  // SHARDPLAN_CORE_LAYOUT_CHECKS_H_

@@ -1,0 +1,78 @@
+#include "core/module_tree.h"
+
+#include <cstring>
+
+namespace shardplan {
+
+ModuleTree::ModuleTree(const Document& doc) : doc_(doc), first_path_(doc.modules.size(), kNoPath) {
+  for (ModuleId m = 0; m < doc.modules.size(); ++m) {
+    const Module& module = doc.modules[m];
+    for (uint32_t i = 0; i < module.children.size(); ++i) child_index_.emplace(Key(m, module.children[i].first), i);
+    for (uint32_t i = 0; i < module.params.size(); ++i) param_index_.emplace(Key(m, module.params[i].first), i);
+  }
+
+  auto add_path = [&](ModuleId m, PathId parent, NameId name) {
+    PathId p = static_cast<PathId>(module_.size());
+    module_.push_back(m);
+    parent_.push_back(parent);
+    end_.push_back(0);
+    if (parent != kNoPath && parent != 0) {
+      // Grow first, then copy the parent's FQN within the (possibly moved) arena.
+      const size_t begin = fqn_offset_[parent], len = fqn_offset_[parent + 1] - begin;
+      const size_t at = fqn_data_.size();
+      fqn_data_.resize(at + len);
+      std::memcpy(fqn_data_.data() + at, fqn_data_.data() + begin, len);
+      fqn_data_ += '.';
+    }
+    if (parent != kNoPath) fqn_data_ += doc_.Name(name);
+    fqn_offset_.push_back(fqn_data_.size());
+    child_begin_.push_back(static_cast<uint32_t>(child_paths_.size()));
+    child_paths_.resize(child_paths_.size() + doc_.modules[m].children.size(), kNoPath);
+    if (first_path_[m] == kNoPath) first_path_[m] = p;
+    return p;
+  };
+
+  fqn_offset_.push_back(0);
+  add_path(doc.root, kNoPath, kNoName);
+  std::vector<std::pair<PathId, uint32_t>> stack = {{0, 0}};
+  while (!stack.empty()) {
+    auto [p, next] = stack.back();
+    const Module& module = doc_.modules[module_[p]];
+    if (next < module.children.size()) {
+      ++stack.back().second;
+      const auto& [name, child] = module.children[next];
+      PathId c = add_path(child, p, name);
+      child_paths_[child_begin_[p] + next] = c;
+      stack.push_back({c, 0});
+    } else {
+      end_[p] = static_cast<PathId>(module_.size());
+      stack.pop_back();
+    }
+  }
+}
+
+PathId ModuleTree::ChildNamed(PathId p, NameId name) const {
+  auto it = child_index_.find(Key(module_[p], name));
+  return it == child_index_.end() ? kNoPath : child(p, it->second);
+}
+
+int ModuleTree::ParamIndex(ModuleId m, NameId name) const {
+  auto it = param_index_.find(Key(m, name));
+  return it == param_index_.end() ? -1 : static_cast<int>(it->second);
+}
+
+PathId ModuleTree::ResolveFrom(PathId from, std::string_view relative) const {
+  if (relative.empty()) return from;
+  PathId p = from;
+  while (true) {
+    size_t dot = relative.find('.');
+    std::string_view segment = relative.substr(0, dot);
+    NameId name = doc_.names.Find(segment);
+    if (name == kNoName) return kNoPath;
+    p = ChildNamed(p, name);
+    if (p == kNoPath || dot == std::string_view::npos) return p;
+    relative.remove_prefix(dot + 1);
+  }
+}
+
+}  // namespace shardplan

@@ -1,0 +1,83 @@
+// The module tree as the reference framework sees it (spec section 3): every
+// path of named_modules (duplicates kept: a shared module appears once per
+// path), in pre-order, as dense path ids.
+//
+// Pre-order makes each subtree a contiguous id range [p, end(p)), so
+// named_modules(M) of the module at path p is that range in order, and
+// named_parameters(M) walks it. FQN strings live in one arena.
+#ifndef SHARDPLAN_CORE_MODULE_TREE_H_
+#define SHARDPLAN_CORE_MODULE_TREE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "core/document.h"
+
+namespace shardplan {
+
+using PathId = uint32_t;
+inline constexpr PathId kNoPath = UINT32_MAX;
+
+class ModuleTree {
+ public:
+  // Expands `doc` from its root. The document must have passed ParseDocument
+  // (no cycles, within the path limits).
+  explicit ModuleTree(const Document& doc);
+
+  const Document& doc() const { return doc_; }
+  size_t size() const { return module_.size(); }
+
+  ModuleId module(PathId p) const { return module_[p]; }
+  PathId parent(PathId p) const { return parent_[p]; }
+  // One past the last path of p's subtree.
+  PathId end(PathId p) const { return end_[p]; }
+  std::string_view fqn(PathId p) const {
+    return std::string_view(fqn_data_).substr(fqn_offset_[p], fqn_offset_[p + 1] - fqn_offset_[p]);
+  }
+  // The path of child number `index` (in the module's children order) of p.
+  PathId child(PathId p, size_t index) const { return child_paths_[child_begin_[p] + index]; }
+
+  // The first path of `m` in named_modules, or kNoPath if unreachable.
+  PathId first_path(ModuleId m) const { return first_path_[m]; }
+
+  // get_submodule: follows the dot-separated child names of `fqn` from the
+  // root ("" is the root). kNoPath if a step is missing.
+  PathId Resolve(std::string_view fqn) const { return ResolveFrom(0, fqn); }
+  // Follows `relative` (non-empty names separated by dots) from path `from`.
+  PathId ResolveFrom(PathId from, std::string_view relative) const;
+  // The child of p named `name`, or kNoPath.
+  PathId ChildNamed(PathId p, NameId name) const;
+  // Index of parameter `name` in the module's params, or -1.
+  int ParamIndex(ModuleId m, NameId name) const;
+
+  // The name of path q relative to ancestor-or-self p ("" when q == p).
+  std::string_view RelativeName(PathId p, PathId q) const {
+    std::string_view full = fqn(q);
+    if (q == p) return {};
+    size_t skip = fqn_offset_[p + 1] - fqn_offset_[p];
+    return skip == 0 ? full : full.substr(skip + 1);
+  }
+
+ private:
+  static uint64_t Key(uint32_t owner, NameId name) { return (uint64_t{owner} << 32) | name; }
+
+  const Document& doc_;
+  std::vector<ModuleId> module_;
+  std::vector<PathId> parent_;
+  std::vector<PathId> end_;
+  std::vector<uint64_t> fqn_offset_;  // size() + 1 entries
+  std::string fqn_data_;
+  std::vector<uint32_t> child_begin_;
+  std::vector<PathId> child_paths_;
+  std::vector<PathId> first_path_;
+  absl::flat_hash_map<uint64_t, uint32_t> child_index_;  // (module, name) -> index
+  absl::flat_hash_map<uint64_t, uint32_t> param_index_;  // (module, name) -> index
+};
+
+}  // namespace shardplan
+
+#endif  // SHARDPLAN_CORE_MODULE_TREE_H_

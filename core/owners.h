@@ -1,0 +1,53 @@
+// Owners ("entries") of module-owned layouts, as collect_owned_layouts keeps
+// them: an insertion-ordered map keyed by module identity.
+#ifndef SHARDPLAN_CORE_OWNERS_H_
+#define SHARDPLAN_CORE_OWNERS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/document.h"
+#include "core/module_tree.h"
+
+namespace shardplan {
+
+enum class OwnerKind : uint8_t { kModel, kFamily, kNative };
+
+std::string_view OwnerKindName(OwnerKind kind);
+
+struct Owner {
+  PathId path;  // the entry's FQN
+  ModuleId module;
+  OwnerKind kind;
+  Layout layout;  // a copy, outputs normalized; claims remove tied duplicates
+  std::optional<ParallelSpec> parallel;
+  std::vector<ParamId> required;  // filled by claims
+};
+
+class Owners {
+ public:
+  explicit Owners(size_t module_count) : index_(module_count, kNone) {}
+
+  bool Has(ModuleId m) const { return index_[m] != kNone; }
+  // Appends an entry for `owner.module`, which must not have one.
+  void Add(Owner owner);
+  // Removes the entry of `m`, if any (a family replaces a model provider).
+  void Remove(ModuleId m);
+
+  // The live entries, in insertion order.
+  std::vector<Owner*> InOrder();
+  std::vector<const Owner*> InOrder() const;
+  const Owner* Find(ModuleId m) const { return index_[m] == kNone ? nullptr : &entries_[index_[m]]; }
+
+ private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  std::vector<Owner> entries_;
+  std::vector<bool> removed_;
+  std::vector<uint32_t> index_;  // module -> entries_ index
+};
+
+}  // namespace shardplan
+
+#endif  // SHARDPLAN_CORE_OWNERS_H_

@@ -1,0 +1,111 @@
+#include "core/plan_check.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "core/layout_checks.h"
+#include "core/messages.h"
+#include "core/parse.h"
+
+namespace shardplan {
+namespace {
+
+bool SameMap(const std::optional<PlacementMap>& a, const std::optional<PlacementMap>& b) {
+  if (!a || !b) return !a && !b;
+  if (a->size() != b->size()) return false;
+  for (const PlacementEntry& x : *a) {
+    auto y = std::find_if(b->begin(), b->end(), [&](const PlacementEntry& e) { return e.name == x.name; });
+    if (y == b->end() || !SamePlacements(x.placements, y->placements)) return false;
+  }
+  return true;
+}
+
+// The plan layout equals the applied family layout as written: each planned
+// parameter keeps its cached placement, and the ports are the same.
+bool SameAsCached(const Layout& plan, const Layout& cached) {
+  for (const PlacementEntry& x : *plan.params) {
+    if (!cached.params) return false;
+    auto y = std::find_if(cached.params->begin(), cached.params->end(),
+                          [&](const PlacementEntry& e) { return e.name == x.name; });
+    if (y == cached.params->end() || !SamePlacements(x.placements, y->placements)) return false;
+  }
+  return SameMap(plan.in_src, cached.in_src) && SameMap(plan.in_dst, cached.in_dst) &&
+         SameMap(plan.out_src, cached.out_src) && SameMap(plan.out_dst, cached.out_dst) &&
+         plan.out_names == cached.out_names;
+}
+
+}  // namespace
+
+void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& claims,
+                  const std::vector<FqnLayout>& plan, DiagnosticSink& sink) {
+  const Document& doc = tree.doc();
+  const size_t param_count = doc.parameters.size();
+  std::vector<const NamedPlacements*> declared(param_count, nullptr);
+  std::vector<bool> covered(param_count, false);
+  std::vector<uint32_t> declared_here(param_count, 0);  // plan entry index + 1
+
+  for (uint32_t i = 0; i < plan.size(); ++i) {
+    const FqnLayout& entry = plan[i];
+    const std::string_view fqn = doc.Name(entry.fqn);
+    const PathId path = tree.Resolve(fqn);
+    if (path == kNoPath) {
+      Diagnostic& d = sink.Error("unknown-module", msg::UnknownModule(fqn));
+      d.fqn = std::string(fqn);
+      d.pointer = entry.layout.pointer;
+      continue;
+    }
+    const Module& module = doc.modules[tree.module(path)];
+    for (const PlacementEntry& p : *entry.layout.params) {
+      const std::string_view local = doc.Name(p.name);
+      const size_t dot = local.rfind('.');
+      const PathId q = dot == std::string_view::npos ? path : tree.ResolveFrom(path, local.substr(0, dot));
+      if (q == kNoPath || (dot != std::string_view::npos && dot == 0)) continue;
+      const NameId name = doc.names.Find(dot == std::string_view::npos ? local : local.substr(dot + 1));
+      const int index = name == kNoName ? -1 : tree.ParamIndex(tree.module(q), name);
+      if (index < 0) continue;
+      const ParamId param = doc.modules[tree.module(q)].params[static_cast<size_t>(index)].second;
+      if (declared[param] != nullptr && !SamePlacements(*declared[param], p.placements)) {
+        Diagnostic& d = sink.Error("override-shared-conflict", msg::OverrideSharedConflict(msg::FullName(fqn, local)));
+        d.fqn = std::string(fqn);
+        d.parameter = msg::FullName(fqn, local);
+        d.pointer = absl::StrCat(entry.layout.pointer, "/params/", JsonPointerToken(local));
+      } else if (declared[param] == nullptr) {
+        declared[param] = &p.placements;
+      }
+      covered[param] = true;
+      declared_here[param] = i + 1;
+    }
+
+    const Owner* owner = owners.Find(tree.module(path));
+    if (owner == nullptr || owner->path != path) continue;
+    const bool keeps_ownership = std::all_of(owner->required.begin(), owner->required.end(),
+                                             [&](ParamId p) { return declared_here[p] == i + 1; });
+    if (!keeps_ownership) {
+      Diagnostic& d = sink.Error("override-removed-ownership", msg::OverrideRemovedOwnership(fqn));
+      d.fqn = std::string(fqn);
+      d.pointer = absl::StrCat(entry.layout.pointer, "/params");
+    }
+    CheckPorts(tree, path, entry.layout, sink);
+    CheckPlacements(tree, path, entry.layout, sink);
+    if (module.family && module.family->cached) {
+      if (!SameAsCached(entry.layout, module.family->cached->sharding)) {
+        Diagnostic& d = sink.Error("family-layout-changed", msg::FamilyLayoutChanged(fqn));
+        d.fqn = std::string(fqn);
+        d.pointer = entry.layout.pointer;
+      }
+    } else if (owner->parallel) {
+      CheckParallelAxes(tree, path, *owner->parallel, sink);
+    }
+  }
+
+  for (ParamId p = 0; p < param_count; ++p) {
+    if (claims.expected[p] && !covered[p]) {
+      Diagnostic& d = sink.Error("override-removed-coverage", msg::OverrideRemovedCoverage());
+      d.parameter = claims.canonical[p].empty() ? std::string(doc.Name(doc.parameters[p].id)) : claims.canonical[p];
+      d.pointer = "/plan/modules";
+      break;
+    }
+  }
+}
+
+}  // namespace shardplan

@@ -1,0 +1,28 @@
+// Checking a final plan against the collected owners (validate_owned_layouts,
+// spec section 6).
+#ifndef SHARDPLAN_CORE_PLAN_CHECK_H_
+#define SHARDPLAN_CORE_PLAN_CHECK_H_
+
+#include <vector>
+
+#include "core/claims.h"
+#include "core/diagnostic.h"
+#include "core/module_tree.h"
+#include "core/owners.h"
+
+namespace shardplan {
+
+// Verifies, for each plan entry in order: - its FQN is a module
+// (unknown-module); - no parameter gets two placements across entries
+// (override-shared-conflict); and for an owned FQN: - every required
+// parameter is still declared (override-removed-ownership); - the ports and
+// placements checks of collection; - an applied family layout is unchanged
+// (family-layout-changed), else the parallel axes are mesh axes. Finally:
+// every expected parameter is covered by some entry
+// (override-removed-coverage).
+void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& claims,
+                  const std::vector<FqnLayout>& plan, DiagnosticSink& sink);
+
+}  // namespace shardplan
+
+#endif  // SHARDPLAN_CORE_PLAN_CHECK_H_

@@ -1,0 +1,158 @@
+#include "core/result.h"
+
+#include <algorithm>
+
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+
+namespace shardplan {
+namespace {
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void String(Writer& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
+void Key(Writer& w, std::string_view s) { w.Key(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
+
+void WriteOptional(Writer& w, const std::optional<std::string>& s) {
+  if (s) {
+    String(w, *s);
+  } else {
+    w.Null();
+  }
+}
+
+void WritePlacementMap(Writer& w, const Document& doc, const PlacementMap& map) {
+  w.StartObject();
+  for (const PlacementEntry& e : map) {
+    Key(w, doc.Name(e.name));
+    w.StartObject();
+    for (const AxisPlacement& a : e.placements) {
+      Key(w, doc.Name(a.axis));
+      String(w, FormatPlacement(a.placement));
+    }
+    w.EndObject();
+  }
+  w.EndObject();
+}
+
+void WriteLayout(Writer& w, const Document& doc, const Layout& layout) {
+  w.StartObject();
+  const std::pair<std::string_view, const std::optional<PlacementMap>*> always[] = {
+      {"params", &layout.params}, {"in_src", &layout.in_src}, {"in_dst", &layout.in_dst}};
+  for (const auto& [key, map] : always) {
+    Key(w, key);
+    if (*map) {
+      WritePlacementMap(w, doc, **map);
+    } else {
+      w.Null();
+    }
+  }
+  for (const auto& [key, map] : {std::pair{"out_src", &layout.out_src}, std::pair{"out_dst", &layout.out_dst}}) {
+    if (!*map) continue;
+    Key(w, key);
+    WritePlacementMap(w, doc, **map);
+  }
+  if (layout.out_names) {
+    Key(w, "out_names");
+    w.StartArray();
+    for (NameId n : *layout.out_names) String(w, doc.Name(n));
+    w.EndArray();
+  }
+  w.EndObject();
+}
+
+void WriteParamIds(Writer& w, const Document& doc, const std::vector<ParamId>& ids) {
+  std::vector<std::string_view> names;
+  names.reserve(ids.size());
+  for (ParamId p : ids) names.push_back(doc.Name(doc.parameters[p].id));
+  std::sort(names.begin(), names.end());
+  w.StartArray();
+  for (std::string_view n : names) String(w, n);
+  w.EndArray();
+}
+
+}  // namespace
+
+std::string ResultToJson(const Result& result) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  Key(w, "schema");
+  String(w, "shardplan.result.v1");
+  Key(w, "ok");
+  w.Bool(result.ok);
+  Key(w, "diagnostics");
+  w.StartArray();
+  for (const Diagnostic& d : result.diagnostics) {
+    w.StartObject();
+    Key(w, "code");
+    String(w, d.code);
+    Key(w, "severity");
+    String(w, SeverityName(d.severity));
+    Key(w, "message");
+    String(w, d.message);
+    Key(w, "fqn");
+    WriteOptional(w, d.fqn);
+    Key(w, "parameter");
+    WriteOptional(w, d.parameter);
+    Key(w, "pointer");
+    WriteOptional(w, d.pointer);
+    w.EndObject();
+  }
+  w.EndArray();
+  if (result.owned) {
+    const Document& doc = *result.document;
+    const Owned& owned = *result.owned;
+    Key(w, "owned");
+    w.StartObject();
+    Key(w, "specs");
+    w.StartObject();
+    for (const OwnedEntry& e : owned.entries) {
+      Key(w, e.fqn);
+      WriteLayout(w, doc, e.layout);
+    }
+    w.EndObject();
+    Key(w, "parallel");
+    w.StartObject();
+    for (const OwnedEntry& e : owned.entries) {
+      if (!e.parallel) continue;
+      Key(w, e.fqn);
+      w.StartObject();
+      Key(w, "binding_kind");
+      String(w, doc.Name(e.parallel->binding_kind));
+      Key(w, "axes");
+      w.StartArray();
+      for (NameId a : e.parallel->axes) String(w, doc.Name(a));
+      w.EndArray();
+      w.EndObject();
+    }
+    w.EndObject();
+    Key(w, "owned_names");
+    w.StartArray();
+    for (const std::string& n : owned.owned_names) String(w, n);
+    w.EndArray();
+    Key(w, "expected");
+    WriteParamIds(w, doc, owned.expected);
+    Key(w, "required");
+    w.StartObject();
+    for (const OwnedEntry& e : owned.entries) {
+      Key(w, e.fqn);
+      WriteParamIds(w, doc, e.required);
+    }
+    w.EndObject();
+    Key(w, "aliases");
+    w.StartArray();
+    for (const auto& [canonical, alias] : owned.aliases) {
+      w.StartArray();
+      String(w, canonical);
+      String(w, alias);
+      w.EndArray();
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+}  // namespace shardplan

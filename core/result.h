@@ -1,0 +1,49 @@
+// The result of checking one document (spec section 8).
+#ifndef SHARDPLAN_CORE_RESULT_H_
+#define SHARDPLAN_CORE_RESULT_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/diagnostic.h"
+#include "core/document.h"
+#include "core/owners.h"
+
+namespace shardplan {
+
+struct OwnedEntry {
+  std::string fqn;
+  OwnerKind kind;
+  Layout layout;  // reduced by claims
+  std::optional<ParallelSpec> parallel;
+  std::vector<ParamId> required;  // sorted by id
+};
+
+struct Owned {
+  std::vector<OwnedEntry> entries;  // entry order
+  std::vector<std::string> owned_names;  // sorted
+  std::vector<ParamId> expected;
+  std::vector<std::pair<std::string, std::string>> aliases;
+};
+
+struct Result {
+  bool ok = false;
+  std::vector<Diagnostic> diagnostics;
+  // The parsed document (names of the owned layouts); null when the
+  // document is invalid.
+  std::shared_ptr<const Document> document;
+  std::optional<Owned> owned;  // present when ok
+};
+
+// The result as compact JSON (schema shardplan.result.v1): the same input
+// always gives the same bytes. Layouts print params, in_src and in_dst always
+// (null when null), out_src, out_dst and out_names only when non-null;
+// `expected` and `required` list parameter ids sorted, `owned_names` sorted.
+std::string ResultToJson(const Result& result);
+
+}  // namespace shardplan
+
+#endif  // SHARDPLAN_CORE_RESULT_H_

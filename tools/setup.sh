@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# Prepare a Debian 12 (bookworm) machine to build shardplan fully offline.
+#
+#  * installs the Debian packages Bazel and the build need (apt-get update
+#    only when something is missing),
+#  * enables deb-src for Debian main (separate deb822 file, only if no deb-src
+#    entry exists yet),
+#  * fetches abseil's Debian source package and unpacks it into the
+#    git-ignored folder third_party/abseil/src (only if missing).
+#
+# Idempotent; a fast no-op when everything is in place. Run as root (or via
+# sudo). Works from any current directory.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO_ROOT="$(cd "${SCRIPT_DIR}/.." && pwd)"
+ABSL_PARENT="${REPO_ROOT}/third_party/abseil"
+ABSL_DIR="${ABSL_PARENT}/src"
+ABSL_STAMP="${ABSL_DIR}/.shardplan-abseil-version"
+# Optional pin, e.g. ABSL_DEB_VERSION=20220623.1-1+deb12u2 tools/setup.sh
+ABSL_DEB_VERSION="${ABSL_DEB_VERSION:-}"
+# Debian patches NOT applied to abseil: configure.diff turns absl::string_view/
+# optional/variant/any into distinct types (instead of std:: aliases), renames
+# the inline namespace and enables hardening - that is for Debian's shared-lib
+# ABI; we build abseil statically from source with upstream defaults.
+ABSL_SKIP_PATCHES="configure.diff"
+DEBSRC_FILE="/etc/apt/sources.list.d/shardplan-deb-src.sources"
+
+PACKAGES=(
+  bazel-bootstrap          # Bazel 4.2.3 (/usr/bin/bazel)
+  default-jdk-headless     # JDK for the Bazel server (dependency of bazel-bootstrap)
+  bazel-skylib bazel-platforms bazel-rules-java
+  build-essential g++ python3 unzip zip
+  libtbb-dev libgtest-dev libgmock-dev googletest libbenchmark-dev rapidjson-dev
+  dpkg-dev patch xz-utils  # apt-get source / dpkg-source
+)
+
+ACTIONS=()
+log() { echo "[setup] $*"; }
+did() { ACTIONS+=("$*"); log "$*"; }
+
+SUDO=""
+if [[ ${EUID} -ne 0 ]]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; fi
+fi
+as_root() {
+  if [[ ${EUID} -ne 0 && -z ${SUDO} ]]; then
+    echo "[setup] ERROR: need root for: $*" >&2
+    exit 1
+  fi
+  ${SUDO} env DEBIAN_FRONTEND=noninteractive "$@"
+}
+
+APT_UPDATED=0
+apt_update_once() {
+  if [[ ${APT_UPDATED} -eq 0 ]]; then
+    log "apt-get update"
+    as_root apt-get update -qq
+    APT_UPDATED=1
+    did "ran apt-get update"
+  fi
+}
+
+# --- 1. deb-src -------------------------------------------------------------
+have_debsrc() {
+  grep -rqsE '^[[:space:]]*(deb-src[[:space:]]|Types:.*deb-src)' \
+    /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null
+}
+if ! have_debsrc; then
+  # shellcheck disable=SC1091
+  CODENAME="$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")"
+  log "enabling deb-src in ${DEBSRC_FILE}"
+  as_root tee "${DEBSRC_FILE}" >/dev/null <<EOT
+# Added by shardplan tools/setup.sh (needed for: apt-get source abseil)
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: ${CODENAME} ${CODENAME}-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb-src
+URIs: http://deb.debian.org/debian-security
+Suites: ${CODENAME}-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOT
+  did "enabled deb-src (${DEBSRC_FILE})"
+  APT_UPDATED=0
+  apt_update_once
+fi
+
+# --- 2. packages ---------------------------------------------------------------
+MISSING=()
+for p in "${PACKAGES[@]}"; do
+  [[ ${p} == \#* ]] && continue
+  if [[ "$(dpkg-query -W -f='${Status}' "${p}" 2>/dev/null || true)" != "install ok installed" ]]; then
+    MISSING+=("${p}")
+  fi
+done
+if [[ ${#MISSING[@]} -gt 0 ]]; then
+  # Package lists may be missing on a fresh container.
+  if ! compgen -G "/var/lib/apt/lists/*_Packages*" >/dev/null; then apt_update_once; fi
+  log "installing: ${MISSING[*]}"
+  if ! as_root apt-get install -y -qq --no-install-recommends "${MISSING[@]}"; then
+    apt_update_once
+    as_root apt-get install -y -qq --no-install-recommends "${MISSING[@]}"
+  fi
+  did "installed packages: ${MISSING[*]}"
+fi
+
+# --- 3. abseil source ----------------------------------------------------------
+if [[ -f ${ABSL_STAMP} && -f ${ABSL_DIR}/WORKSPACE && -d ${ABSL_DIR}/absl ]]; then
+  log "abseil source present: ${ABSL_DIR} ($(cat "${ABSL_STAMP}"))"
+else
+  if ! apt-cache showsrc abseil 2>/dev/null | grep -q '^Package: abseil'; then
+    APT_UPDATED=0
+    apt_update_once
+  fi
+  mkdir -p "${ABSL_PARENT}"
+  WORK="$(mktemp -d "${ABSL_PARENT}/.fetch.XXXXXX")"
+  trap 'rm -rf "${WORK}"' EXIT
+  chmod 755 "${WORK}"
+  SPEC="abseil"
+  [[ -n ${ABSL_DEB_VERSION} ]] && SPEC="abseil=${ABSL_DEB_VERSION}"
+  log "downloading Debian source package ${SPEC}"
+  (cd "${WORK}" && apt-get source -qq --download-only "${SPEC}" 2>&1 | grep -v 'unsandboxed' || true)
+  DSC="$(ls "${WORK}"/abseil_*.dsc 2>/dev/null | head -n1 || true)"
+  [[ -n ${DSC} ]] || { echo "[setup] ERROR: apt-get source abseil failed" >&2; exit 1; }
+  # (dpkg-source's "gpgv: Can't check signature" is expected without
+  #  debian-keyring; apt already verified the checksums via signed Sources.)
+  if ! OUT="$(cd "${WORK}" && dpkg-source -x --skip-patches "${DSC}" unpacked 2>&1)"; then
+    echo "${OUT}" >&2; exit 1
+  fi
+  # Apply Debian's patches (bug/CVE fixes) except the ABI/config ones.
+  if [[ -f ${WORK}/unpacked/debian/patches/series ]]; then
+    while read -r patchname _; do
+      [[ -z ${patchname} || ${patchname} == \#* ]] && continue
+      if [[ " ${ABSL_SKIP_PATCHES} " == *" ${patchname} "* ]]; then
+        log "  skipping debian patch ${patchname}"
+        continue
+      fi
+      log "  applying debian patch ${patchname}"
+      patch -s -p1 -d "${WORK}/unpacked" < "${WORK}/unpacked/debian/patches/${patchname}"
+    done < "${WORK}/unpacked/debian/patches/series"
+  fi
+  VERSION="$(basename "${DSC}" .dsc)"
+  echo "${VERSION#abseil_} (Debian source; patches skipped: ${ABSL_SKIP_PATCHES})" \
+    > "${WORK}/unpacked/.shardplan-abseil-version"
+  rm -rf "${ABSL_DIR}"
+  mv "${WORK}/unpacked" "${ABSL_DIR}"
+  rm -rf "${WORK}"
+  trap - EXIT
+  if [[ -n ${SUDO_UID:-} && -n ${SUDO_GID:-} ]]; then
+    chown -R "${SUDO_UID}:${SUDO_GID}" "${ABSL_PARENT}"
+  fi
+  did "unpacked abseil ${VERSION#abseil_} into ${ABSL_DIR}"
+fi
+
+# --- summary ------------------------------------------------------------------
+if [[ ${#ACTIONS[@]} -eq 0 ]]; then
+  log "nothing to do; everything is in place."
+else
+  log "done. Actions:"
+  for a in "${ACTIONS[@]}"; do echo "  - ${a}"; done
+fi
+log "next: cd ${REPO_ROOT} && bazel test //..."
