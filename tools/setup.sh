@@ -67,25 +67,41 @@ have_debsrc() {
   grep -rqsE '^[[:space:]]*(deb-src[[:space:]]|Types:.*deb-src)' \
     /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null
 }
-if ! have_debsrc; then
+# deb-src twins of the machine's own Debian archive entries (deb822 stanzas
+# signed by the Debian archive keyring, and one-line "deb" entries for this
+# release), so that no mirror is named here.
+debsrc_stanzas() {
+  local f
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [[ -f ${f} && ${f} != "${DEBSRC_FILE}" ]] || continue
+    awk 'BEGIN { RS = ""; ORS = "\n\n" }
+         /Types:[^\n]*deb/ && /debian-archive-keyring/ { sub(/Types:[^\n]*/, "Types: deb-src"); print }' "${f}"
+  done
+}
+debsrc_lines() {
   # shellcheck disable=SC1091
-  CODENAME="$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")"
-  log "enabling deb-src in ${DEBSRC_FILE}"
-  as_root tee "${DEBSRC_FILE}" >/dev/null <<EOT
-# Added by shardplan tools/setup.sh (needed for: apt-get source abseil)
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: ${CODENAME} ${CODENAME}-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb-src
-URIs: http://deb.debian.org/debian-security
-Suites: ${CODENAME}-security
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOT
-  did "enabled deb-src (${DEBSRC_FILE})"
+  local codename
+  codename="$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")"
+  grep -hE "^[[:space:]]*deb[[:space:]].*[[:space:]]${codename}(-[a-z]+)?[[:space:]].*main" \
+    /etc/apt/sources.list 2>/dev/null | sed -E 's/^[[:space:]]*deb[[:space:]]/deb-src /' || true
+}
+if ! have_debsrc; then
+  stanzas="$(debsrc_stanzas)"
+  lines="$(debsrc_lines)"
+  if [[ -z ${stanzas} && -z ${lines} ]]; then
+    echo "[setup] ERROR: no Debian archive entry found in the apt sources to mirror as deb-src" >&2
+    exit 1
+  fi
+  log "enabling deb-src for the configured Debian archives"
+  if [[ -n ${stanzas} ]]; then
+    printf '# Added by shardplan tools/setup.sh (for: apt-get source abseil)\n%s\n' "${stanzas}" |
+      as_root tee "${DEBSRC_FILE}" >/dev/null
+  fi
+  if [[ -n ${lines} ]]; then
+    printf '# Added by shardplan tools/setup.sh (for: apt-get source abseil)\n%s\n' "${lines}" |
+      as_root tee "${DEBSRC_FILE%.sources}.list" >/dev/null
+  fi
+  did "enabled deb-src (${DEBSRC_FILE%.sources}.*)"
   APT_UPDATED=0
   apt_update_once
 fi

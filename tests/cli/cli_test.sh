@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# CLI behaviour: exit codes, text and json formats, usage errors.
+set -u
+cli="$1"
+cases=tests/conformance/cases
+ok_doc="$cases/000-spec-example.json"
+bad_doc="$cases/053-shared-conflict.json"
+tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+passed=0 failed=0
+
+check() {  # check NAME CONDITION...
+  local name="$1"
+  shift
+  if "$@"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAILED: $name" >&2
+  fi
+}
+
+run() {  # run ARGS... ; sets rc, out, err
+  "$cli" "$@" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  out=$(cat "$tmp/out")
+  err=$(cat "$tmp/err")
+}
+
+run check "$ok_doc"
+check "ok document exits 0" test "$rc" -eq 0
+check "ok document prints a summary" grep -q "^$ok_doc: ok: 3 owners, 3 owned parameter names, 1 alias$" "$tmp/out"
+
+run check "$bad_doc"
+check "failing document exits 1" test "$rc" -eq 1
+check "text diagnostic line" grep -q "^error\[shared-conflict\]: shared parameter '.*' has conflicting layouts$" "$tmp/out"
+check "text location line" grep -q "^  --> $bad_doc:/providers/" "$tmp/out"
+check "text summary counts errors" grep -qE "^$bad_doc: [0-9]+ errors?$" "$tmp/out"
+
+run check --format json "$ok_doc" "$bad_doc"
+check "two documents, worst exit status" test "$rc" -eq 1
+check "json: one object per line" test "$(wc -l <"$tmp/out")" -eq 2
+check "json lines parse" python3 -c '
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+a, b = (json.loads(l) for l in lines)
+assert a["schema"] == "shardplan.result.v1" and a["ok"] is True and a["owned"]["aliases"]
+assert b["ok"] is False and b["diagnostics"][0]["code"] == "shared-conflict" and "owned" not in b
+assert set(b["diagnostics"][0]) == {"code", "severity", "message", "fqn", "parameter", "pointer"}
+' "$tmp/out"
+
+run check --format=json - <"$ok_doc"
+check "standard input" test "$rc" -eq 0
+
+printf '{"schema": "shardplan.v1", "mesh": ' >"$tmp/truncated.json"
+run check "$tmp/truncated.json"
+check "malformed JSON is a document error (exit 1)" test "$rc" -eq 1
+check "malformed JSON is invalid-document" grep -q "^error\[invalid-document\]: malformed JSON at line 1" "$tmp/out"
+
+run check --max-paths 3 "$ok_doc"
+check "path limit refuses the document" test "$rc" -eq 1
+check "path limit message" grep -q "more than 3 module paths" "$tmp/out"
+
+run check "$tmp/does-not-exist.json"
+check "unreadable file exits 2" test "$rc" -eq 2
+check "unreadable file message on stderr" grep -q "cannot read" "$tmp/err"
+
+run check "$tmp/does-not-exist.json" "$ok_doc"
+check "other documents are still checked" grep -q "ok:" "$tmp/out"
+check "unreadable file wins the exit status" test "$rc" -eq 2
+
+for usage in "" "frobnicate" "check" "check --format yaml $ok_doc" "check --bogus $ok_doc" "check --max-paths x $ok_doc"; do
+  run $usage
+  check "usage error '$usage' exits 2" test "$rc" -eq 2
+  check "usage error '$usage' explains" grep -q "usage: shardplan check" "$tmp/err"
+done
+
+run --help
+check "--help exits 0" test "$rc" -eq 0
+
+echo "cli: $passed passed, $failed failed"
+test "$failed" -eq 0

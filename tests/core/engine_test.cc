@@ -1,0 +1,146 @@
+// End-to-end behaviour of Check(): claims, aliases, all-errors reporting and
+// the result's JSON.
+#include "core/engine.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace shardplan {
+namespace {
+
+// embed and head share parameter "e" (tied weights); norm has "n".
+std::string Doc(std::string_view providers, std::string_view extra = "") {
+  return std::string(R"J({
+  "schema": "shardplan.v1", "mesh": {"tp": 2},
+  "parameters": {"e": {"shape": [16, 4]}, "n": {"shape": [4]}},
+  "root": "model",
+  "modules": {
+    "model": {"forward": ["input_ids"], "children": {"embed": "emb", "norm": "norm", "head": "head"}},
+    "emb": {"type": "Embedding", "forward": ["input"], "params": {"weight": "e"}},
+    "norm": {"forward": ["x"], "params": {"weight": "n"}},
+    "head": {"type": "Linear", "forward": ["input"], "params": {"weight": "e"}}
+  },
+  "providers": )J") + std::string(providers) + std::string(extra) + "}";
+}
+
+Result CheckDoc(const std::string& json) {
+  absl::StatusOr<Result> r = Check(json, {});
+  EXPECT_TRUE(r.ok()) << r.status();
+  return *std::move(r);
+}
+
+std::vector<std::string> Codes(const Result& r) {
+  std::vector<std::string> out;
+  for (const Diagnostic& d : r.diagnostics) out.push_back(d.code);
+  return out;
+}
+
+constexpr char kTiedSame[] = R"J({"sharding": {
+    "embed": {"params": {"weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}},
+    "head": {"params": {"weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}}}})J";
+
+TEST(EngineTest, TiedParameterWithEqualPlacementBecomesAnAlias) {
+  Result r = CheckDoc(Doc(kTiedSame));
+  ASSERT_TRUE(r.ok) << r.diagnostics[0].message;
+  const Owned& owned = *r.owned;
+  ASSERT_EQ(owned.aliases.size(), 1u);
+  EXPECT_EQ(owned.aliases[0].first, "embed.weight");
+  EXPECT_EQ(owned.aliases[0].second, "head.weight");
+  EXPECT_EQ(owned.owned_names, (std::vector<std::string>{"embed.weight", "head.weight"}));
+  // The later claimant's declaration is dropped; the first stays canonical.
+  ASSERT_EQ(owned.entries.size(), 2u);
+  EXPECT_EQ(owned.entries[1].fqn, "head");
+  EXPECT_TRUE(owned.entries[1].layout.params->empty());
+  EXPECT_TRUE(owned.entries[1].required.empty());
+  EXPECT_EQ(owned.entries[0].required.size(), 1u);
+}
+
+TEST(EngineTest, TiedParameterWithConflictingPlacementIsSharedConflict) {
+  Result r = CheckDoc(Doc(R"J({"sharding": {
+    "embed": {"params": {"weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}},
+    "head": {"params": {"weight": {"tp": "S(1)"}}, "in_src": {}, "in_dst": {}}}})J"));
+  ASSERT_FALSE(r.ok);
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  const Diagnostic& d = r.diagnostics[0];
+  EXPECT_EQ(d.code, "shared-conflict");
+  EXPECT_EQ(d.message, "shared parameter 'head.weight' has conflicting layouts");
+  EXPECT_EQ(*d.fqn, "head");
+  EXPECT_EQ(*d.parameter, "head.weight");
+  EXPECT_EQ(*d.pointer, "/providers/sharding/head/params/weight");
+}
+
+TEST(EngineTest, RootLevelOwnerHasEmptyFqnAndNamesParametersWithoutPrefix) {
+  Result r = CheckDoc(Doc(R"J({"sharding": {"": {"params": {"embed.weight": {"tp": "R"}, "norm.weight": {}},
+                                           "in_src": {"input_ids": {}}, "in_dst": {"input_ids": {}}}}})J"));
+  ASSERT_TRUE(r.ok) << r.diagnostics[0].message;
+  EXPECT_EQ(r.owned->entries[0].fqn, "");
+  EXPECT_EQ(r.owned->owned_names, (std::vector<std::string>{"embed.weight", "head.weight", "norm.weight"}));
+  ASSERT_EQ(r.owned->aliases.size(), 1u);
+  EXPECT_EQ(r.owned->aliases[0].second, "head.weight");
+}
+
+TEST(EngineTest, RootOwnerOmittingAParameterListsItsLocalNames) {
+  Result r = CheckDoc(Doc(R"J({"sharding": {"": {"params": {"norm.weight": {}}, "in_src": {}, "in_dst": {}}}})J"));
+  ASSERT_FALSE(r.ok);
+  EXPECT_EQ(r.diagnostics[0].message, "module-owned layout '' omits parameters ['embed.weight', 'head.weight']");
+}
+
+TEST(EngineTest, EveryIndependentProblemIsReportedInEvaluationOrder) {
+  Result r = CheckDoc(Doc(R"J({"sharding": {
+    "nowhere": {"params": {}, "in_src": {}, "in_dst": {}},
+    "embed": {"params": {"weight": {"pp": "S(0)"}}, "in_src": {}, "in_dst": {}},
+    "norm": {"params": {"weight": {"tp": "P"}}, "in_src": {"y": {}}, "in_dst": {"y": {}}}}})J"));
+  ASSERT_FALSE(r.ok);
+  EXPECT_EQ(Codes(r), (std::vector<std::string>{"unknown-module", "unknown-axis", "unknown-forward-input",
+                                                "partial-parameter"}));
+  EXPECT_EQ(r.diagnostics[0].message, "no module at 'nowhere'");
+}
+
+TEST(EngineTest, OmissionsAreNotReportedWhenAnOwnerFailedToBeAdded) {
+  // The native request was meant to own `norm` but its pattern matches
+  // nothing: the root owner's omission of norm.weight would be a cascade.
+  Result r = CheckDoc(Doc(R"J({
+    "sharding": {"": {"params": {"embed.weight": {}}, "in_src": {}, "in_dst": {}}},
+    "native": [{"match": ["nrom"], "sharding": {"params": {"weight": {}}, "in_src": {}, "in_dst": {}}}]})J"));
+  ASSERT_FALSE(r.ok);
+  EXPECT_EQ(Codes(r), (std::vector<std::string>{"native-no-match"}));
+}
+
+TEST(EngineTest, PlanIsCheckedOnlyWhenCollectionSucceeded) {
+  std::string plan = R"J(, "plan": {"modules": {"embed": {"params": {}, "in_src": {}, "in_dst": {}}}})J";
+  Result failed = CheckDoc(Doc(R"J({"sharding": {"embed": {"params": {}, "in_src": {}, "in_dst": {}}}})J", plan));
+  EXPECT_EQ(Codes(failed), (std::vector<std::string>{"omitted-parameters"}));
+  Result checked = CheckDoc(Doc(kTiedSame, plan));
+  EXPECT_EQ(Codes(checked), (std::vector<std::string>{"override-removed-ownership", "override-removed-coverage"}));
+}
+
+TEST(EngineTest, ResultJsonIsByteStable) {
+  const std::string doc = Doc(kTiedSame);
+  const std::string a = ResultToJson(CheckDoc(doc)), b = ResultToJson(CheckDoc(doc));
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a,
+            R"J({"schema":"shardplan.result.v1","ok":true,"diagnostics":[],"owned":{"specs":{"embed":{"params":)J"
+            R"J({"weight":{"tp":"S(0)"}},"in_src":{},"in_dst":{}},"head":{"params":{},"in_src":{},"in_dst":{}}},)J"
+            R"J("parallel":{},"owned_names":["embed.weight","head.weight"],"expected":["e"],"required":)J"
+            R"J({"embed":["e"],"head":[]},"aliases":[["embed.weight","head.weight"]]}})J");
+}
+
+TEST(EngineTest, InvalidDocumentIsOneDiagnosticAndNoOwned) {
+  Result r = CheckDoc("{\"schema\": ");
+  ASSERT_FALSE(r.ok);
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_EQ(r.diagnostics[0].code, "invalid-document");
+  EXPECT_FALSE(r.owned.has_value());
+  EXPECT_NE(ResultToJson(r).find("\"ok\":false"), std::string::npos);
+}
+
+TEST(EngineTest, NonPositiveLimitsAreMisuse) {
+  CheckOptions options;
+  options.limits.max_paths = 0;
+  EXPECT_EQ(Check("{}", options).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace shardplan

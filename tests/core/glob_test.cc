@@ -1,0 +1,74 @@
+#include "core/glob.h"
+
+#include "gtest/gtest.h"
+
+namespace shardplan {
+namespace {
+
+bool Match(std::string_view pattern, std::string_view text) { return Glob(pattern).Matches(text); }
+
+TEST(GlobTest, StarCrossesDots) {
+  EXPECT_TRUE(Match("layers.*.mlp", "layers.0.mlp"));
+  EXPECT_TRUE(Match("layers.*.mlp", "layers.0.block.mlp"));
+  EXPECT_TRUE(Match("*", ""));
+  EXPECT_TRUE(Match("*", "a.b.c"));
+  EXPECT_FALSE(Match("layers.*.mlp", "layers.0.mlp.gate_proj"));
+}
+
+TEST(GlobTest, QuestionMatchesExactlyOneCharacterIncludingDot) {
+  EXPECT_TRUE(Match("nor?", "norm"));
+  EXPECT_TRUE(Match("a?b", "a.b"));
+  EXPECT_FALSE(Match("nor?", "nor"));
+  EXPECT_FALSE(Match("nor?", "norms"));
+  EXPECT_TRUE(Match("?", "\xc3\xa9"));  // one code point, two bytes
+}
+
+TEST(GlobTest, WholeStringAndCaseSensitive) {
+  EXPECT_FALSE(Match("mlp", "layers.0.mlp"));
+  EXPECT_FALSE(Match("MLP", "mlp"));
+  EXPECT_TRUE(Match("", ""));
+  EXPECT_FALSE(Match("", "a"));
+}
+
+TEST(GlobTest, SetsRangesAndNegation) {
+  EXPECT_TRUE(Match("layers.[01].mlp", "layers.1.mlp"));
+  EXPECT_FALSE(Match("layers.[01].mlp", "layers.2.mlp"));
+  EXPECT_TRUE(Match("layers.[0-3].mlp", "layers.2.mlp"));
+  EXPECT_TRUE(Match("layers.[!0].mlp", "layers.5.mlp"));
+  EXPECT_FALSE(Match("layers.[!0].mlp", "layers.0.mlp"));
+  EXPECT_TRUE(Match("[.]", "."));
+  EXPECT_TRUE(Match("a[.]b", "a.b"));
+}
+
+TEST(GlobTest, BracketEdgeCasesFollowFnmatch) {
+  EXPECT_TRUE(Match("[]]", "]"));        // leading ']' is literal
+  EXPECT_TRUE(Match("[!]]", "a"));
+  EXPECT_FALSE(Match("[!]]", "]"));
+  EXPECT_TRUE(Match("a[", "a["));        // unclosed '[' is literal
+  EXPECT_TRUE(Match("[a-]", "-"));       // trailing '-' is literal
+  EXPECT_TRUE(Match("[-a]", "-"));       // leading '-' is literal
+  EXPECT_FALSE(Match("[z-a]", "z"));     // empty range never matches
+  EXPECT_FALSE(Match("[z-a]", "a"));
+  EXPECT_TRUE(Match("[!z-a]", "q"));     // negated empty range matches anything
+  EXPECT_TRUE(Match("[a-c-e]", "-"));    // after a range, '-' is literal
+  EXPECT_TRUE(Match("[a-c-e]", "e"));
+  EXPECT_FALSE(Match("[a-c-e]", "d"));
+  EXPECT_TRUE(Match("[\\]", "\\"));      // backslash is literal
+}
+
+TEST(GlobTest, LiteralPatternsAreRecognized) {
+  EXPECT_TRUE(Glob("layers.0.mlp").is_literal());
+  EXPECT_TRUE(Glob("a[").is_literal());
+  EXPECT_FALSE(Glob("layers.*").is_literal());
+  EXPECT_FALSE(Glob("nor?").is_literal());
+  EXPECT_FALSE(Glob("[ab]").is_literal());
+}
+
+TEST(GlobTest, BacktrackingStarsDoNotBlowUp) {
+  std::string text(2000, 'a');
+  EXPECT_FALSE(Match("*a*a*a*a*a*b", text));
+  EXPECT_TRUE(Match("*a*a*a*a*a*", text));
+}
+
+}  // namespace
+}  // namespace shardplan

@@ -1,0 +1,99 @@
+#include "core/module_tree.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/parse.h"
+#include "gtest/gtest.h"
+
+namespace shardplan {
+namespace {
+
+// root -> {a: blk, b: blk, head: lin}; blk -> {lin: lin}; lin has weight w.
+// `blk` is shared (two paths), `lin` appears at three paths, and `w` is one
+// parameter reachable under three names (tied).
+constexpr char kShared[] = R"J({
+  "schema": "shardplan.v1", "mesh": {"tp": 2},
+  "parameters": {"w": {"shape": [4, 4]}, "n": {"shape": [4]}},
+  "root": "root",
+  "modules": {
+    "root": {"children": {"a": "blk", "b": "blk", "head": "lin"}, "params": {"norm": "n"}},
+    "blk": {"children": {"lin": "lin"}},
+    "lin": {"params": {"weight": "w"}},
+    "orphan": {}
+  }
+})J";
+
+std::unique_ptr<Document> Parse(std::string_view json) {
+  ParsedDocument parsed = ParseDocument(json, Limits{});
+  EXPECT_FALSE(parsed.error.has_value()) << parsed.error->message;
+  return std::move(parsed.document);
+}
+
+std::vector<std::string> Fqns(const ModuleTree& tree, PathId from = 0) {
+  std::vector<std::string> out;
+  for (PathId p = from; p < tree.end(from); ++p) out.emplace_back(tree.fqn(p));
+  return out;
+}
+
+TEST(ModuleTreeTest, NamedModulesKeepsEverySharedPathInPreOrder) {
+  auto doc = Parse(kShared);
+  ModuleTree tree(*doc);
+  EXPECT_EQ(Fqns(tree), (std::vector<std::string>{"", "a", "a.lin", "b", "b.lin", "head"}));
+}
+
+TEST(ModuleTreeTest, SubtreesAreContiguousRanges) {
+  auto doc = Parse(kShared);
+  ModuleTree tree(*doc);
+  const PathId b = tree.Resolve("b");
+  ASSERT_NE(b, kNoPath);
+  EXPECT_EQ(Fqns(tree, b), (std::vector<std::string>{"b", "b.lin"}));
+  EXPECT_EQ(tree.RelativeName(b, tree.Resolve("b.lin")), "lin");
+  EXPECT_EQ(tree.RelativeName(0, tree.Resolve("b.lin")), "b.lin");
+  EXPECT_EQ(tree.RelativeName(b, b), "");
+}
+
+TEST(ModuleTreeTest, SharedModuleIsOneIdentityAtSeveralPaths) {
+  auto doc = Parse(kShared);
+  ModuleTree tree(*doc);
+  EXPECT_EQ(tree.module(tree.Resolve("a")), tree.module(tree.Resolve("b")));
+  EXPECT_EQ(tree.module(tree.Resolve("a.lin")), tree.module(tree.Resolve("head")));
+  EXPECT_EQ(tree.first_path(tree.module(tree.Resolve("b.lin"))), tree.Resolve("a.lin"));
+}
+
+TEST(ModuleTreeTest, UnreachableModulesHaveNoPath) {
+  auto doc = Parse(kShared);
+  ModuleTree tree(*doc);
+  ModuleId orphan = 0;
+  while (doc->Name(doc->modules[orphan].id) != "orphan") ++orphan;
+  EXPECT_EQ(tree.first_path(orphan), kNoPath);
+}
+
+TEST(ModuleTreeTest, GetSubmoduleFollowsChildNames) {
+  auto doc = Parse(kShared);
+  ModuleTree tree(*doc);
+  EXPECT_EQ(tree.Resolve(""), 0u);
+  EXPECT_EQ(tree.fqn(tree.Resolve("a.lin")), "a.lin");
+  for (std::string_view missing : {"c", "a.lin.x", "a.", ".a", "a..lin", "norm", "a.lin.weight"}) {
+    EXPECT_EQ(tree.Resolve(missing), kNoPath) << missing;
+  }
+  EXPECT_EQ(tree.ResolveFrom(tree.Resolve("b"), "lin"), tree.Resolve("b.lin"));
+}
+
+TEST(ModuleTreeTest, TiedParameterIsOneIdentityUnderSeveralNames) {
+  auto doc = Parse(kShared);
+  ModuleTree tree(*doc);
+  std::vector<std::string> names;
+  for (PathId p = 0; p < tree.size(); ++p) {
+    for (const auto& [name, param] : doc->modules[tree.module(p)].params) {
+      std::string full = tree.fqn(p).empty() ? std::string(doc->Name(name))
+                                             : std::string(tree.fqn(p)) + "." + std::string(doc->Name(name));
+      names.push_back(full + "=" + std::string(doc->Name(doc->parameters[param].id)));
+    }
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"norm=n", "a.lin.weight=w", "b.lin.weight=w", "head.weight=w"}));
+}
+
+}  // namespace
+}  // namespace shardplan

@@ -1,0 +1,167 @@
+#include "core/parse.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace shardplan {
+namespace {
+
+constexpr char kValid[] = R"J({
+  "schema": "shardplan.v1", "mesh": {"dp": 2, "tp": 4},
+  "parameters": {"w": {"shape": [8, 4], "dtype": "bfloat16"}},
+  "root": "m",
+  "modules": {"m": {"type": "Linear", "forward": ["input", "*args", "**kwargs"], "params": {"weight": "w"}}},
+  "providers": {"sharding": {"": {"params": {"weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}}}}
+})J";
+
+// Replaces the first occurrence of `from` in kValid.
+std::string Edit(std::string_view from, std::string_view to) {
+  std::string text = kValid;
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  text.replace(at, from.size(), to);
+  return text;
+}
+
+// The invalid-document diagnostic for `json`, or "" when it parses.
+Diagnostic Invalid(std::string_view json, Limits limits = {}) {
+  ParsedDocument parsed = ParseDocument(json, limits);
+  if (!parsed.error) return Diagnostic{};
+  EXPECT_EQ(parsed.error->code, "invalid-document");
+  EXPECT_EQ(parsed.error->severity, Severity::kError);
+  return *parsed.error;
+}
+
+TEST(ParseTest, ValidDocumentParses) {
+  ParsedDocument parsed = ParseDocument(kValid, Limits{});
+  ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
+  const Document& doc = *parsed.document;
+  ASSERT_EQ(doc.mesh.size(), 2u);
+  EXPECT_EQ(doc.Name(doc.mesh[0].name), "dp");
+  EXPECT_EQ(doc.mesh[1].size, 4);
+  EXPECT_EQ(doc.parameters[0].dtype, Dtype::kBfloat16);
+  const Module& m = doc.modules[0];
+  ASSERT_EQ(m.forward.size(), 3u);
+  EXPECT_EQ(doc.Name(m.forward[1]), "args");
+  EXPECT_EQ(doc.Name(m.forward[2]), "kwargs");
+  EXPECT_TRUE(m.var_keyword);
+  ASSERT_EQ(doc.model_providers.size(), 1u);
+  EXPECT_EQ(doc.model_providers[0].layout.pointer, "/providers/sharding/");
+}
+
+TEST(ParseTest, TruncatedJsonNamesLineAndColumn) {
+  std::string text = kValid;
+  text.resize(text.size() / 2);
+  Diagnostic d = Invalid(text);
+  EXPECT_NE(d.message.find("malformed JSON at line"), std::string::npos) << d.message;
+}
+
+TEST(ParseTest, TrailingGarbageAndInvalidUtf8AreRefused) {
+  EXPECT_NE(Invalid(std::string(kValid) + " {}").message, "");
+  EXPECT_NE(Invalid(Edit("\"Linear\"", "\"Lin\xff\"")).message, "");
+}
+
+TEST(ParseTest, WrongTypesNameTheirPointer) {
+  Diagnostic d = Invalid(Edit("\"shape\": [8, 4]", "\"shape\": \"8x4\""));
+  EXPECT_EQ(*d.pointer, "/parameters/w/shape");
+  EXPECT_NE(d.message.find("expected an array, got a string"), std::string::npos) << d.message;
+  EXPECT_EQ(*Invalid(Edit("\"forward\": [\"input\"", "\"forward\": [7")).pointer, "/modules/m/forward/0");
+  EXPECT_EQ(*Invalid(Edit("\"type\": \"Linear\"", "\"type\": null")).pointer, "/modules/m/type");
+}
+
+TEST(ParseTest, UnknownKeysAreRefusedEverywhere) {
+  EXPECT_EQ(*Invalid(Edit("\"root\": \"m\"", "\"root\": \"m\", \"rot\": 1")).pointer, "/rot");
+  EXPECT_EQ(*Invalid(Edit("\"type\": \"Linear\"", "\"typ\": \"Linear\"")).pointer, "/modules/m/typ");
+  EXPECT_EQ(*Invalid(Edit("\"in_src\": {}", "\"in_sr\": {}")).pointer, "/providers/sharding//in_sr");
+}
+
+TEST(ParseTest, MissingRequiredKeysAreRefused) {
+  Diagnostic d = Invalid(Edit("\"root\": \"m\",", ""));
+  EXPECT_NE(d.message.find("missing required key 'root'"), std::string::npos) << d.message;
+  EXPECT_NE(Invalid(Edit("\"schema\": \"shardplan.v1\"", "\"schema\": \"shardplan.v2\"")).message, "");
+}
+
+TEST(ParseTest, UnknownIdsAreRefused) {
+  EXPECT_EQ(*Invalid(Edit("\"weight\": \"w\"", "\"weight\": \"nope\"")).pointer, "/modules/m/params/weight");
+  EXPECT_EQ(*Invalid(Edit("\"root\": \"m\"", "\"root\": \"nope\"")).pointer, "/root");
+  Diagnostic d = Invalid(Edit("\"params\": {\"weight\": \"w\"}", "\"children\": {\"c\": \"nope\"}"));
+  EXPECT_EQ(*d.pointer, "/modules/m/children/c");
+}
+
+TEST(ParseTest, CyclesAreRefusedEvenWhenUnreachable) {
+  Diagnostic d = Invalid(Edit("\"m\": {", "\"x\": {\"children\": {\"y\": \"y\"}}, \"y\": {\"children\": {\"x\": \"x\"}}, \"m\": {"));
+  EXPECT_NE(d.message.find("cycle in children"), std::string::npos) << d.message;
+  EXPECT_NE(Invalid(Edit("\"params\": {\"weight\": \"w\"}", "\"children\": {\"self\": \"m\"}")).message, "");
+}
+
+TEST(ParseTest, DuplicateKeysAreRefusedAtAnyDepth) {
+  EXPECT_EQ(*Invalid(Edit("\"dp\": 2,", "\"dp\": 2, \"dp\": 2,")).pointer, "/mesh/dp");
+  EXPECT_EQ(*Invalid(Edit("\"m\": {", "\"m\": {}, \"m\": {")).pointer, "/modules/m");
+  EXPECT_NE(Invalid(Edit("\"in_dst\": {}", "\"in_dst\": {}, \"inner_wrapper\": {\"a\": 1, \"a\": 2}")).message, "");
+  EXPECT_EQ(*Invalid(Edit("\"weight\": {\"tp\": \"S(0)\"}", "\"weight\": {\"tp\": \"S(0)\", \"tp\": \"R\"}")).pointer,
+            "/providers/sharding//params/weight/tp");
+}
+
+TEST(ParseTest, HugeAndNonIntegerNumbersAreRefused) {
+  EXPECT_NE(Invalid(Edit("\"tp\": 4", "\"tp\": 18446744073709551616")).message, "");
+  EXPECT_NE(Invalid(Edit("\"tp\": 4", "\"tp\": 4.0")).message, "");
+  EXPECT_NE(Invalid(Edit("\"tp\": 4", "\"tp\": 1e999")).message, "");
+  EXPECT_EQ(*Invalid(Edit("[8, 4]", "[8, -4]")).pointer, "/parameters/w/shape/1");
+  EXPECT_EQ(*Invalid(Edit("\"tp\": 4", "\"tp\": 0")).pointer, "/mesh/tp");
+}
+
+TEST(ParseTest, BadPlacementsAndNamesAreRefused) {
+  EXPECT_NE(Invalid(Edit("\"S(0)\"", "\"Shard(0)\"")).message.find("bad placement 'Shard(0)'"), std::string::npos);
+  EXPECT_NE(Invalid(Edit("\"weight\": \"w\"", "\"we.ight\": \"w\"")).message.find("must not contain '.'"),
+            std::string::npos);
+  EXPECT_NE(Invalid(Edit("\"bfloat16\"", "\"bf16\"")).message.find("unknown dtype"), std::string::npos);
+}
+
+TEST(ParseTest, PlanLayoutsNeedParams) {
+  std::string text = Edit("\"providers\"", "\"plan\": {\"modules\": {\"\": {\"params\": null}}}, \"providers\"");
+  EXPECT_EQ(*Invalid(text).pointer, "/plan/modules//params");
+}
+
+TEST(ParseTest, NullIsAcceptedOnlyWhereTheSpecAllowsIt) {
+  EXPECT_EQ(Invalid(Edit("\"in_src\": {}", "\"in_src\": null")).message, "");
+  EXPECT_EQ(Invalid(Edit("\"type\": \"Linear\"", "\"type\": \"Linear\", \"parallel\": null")).message, "");
+  EXPECT_NE(Invalid(Edit("\"dtype\": \"bfloat16\"", "\"dtype\": null")).message, "");
+  EXPECT_NE(Invalid(Edit("\"providers\": {", "\"plan\": null, \"providers\": {")).message, "");
+}
+
+TEST(ParseTest, NestingDepthIsLimited) {
+  std::string deep = Edit("\"in_dst\": {}", "\"in_dst\": {}, \"region_dispatch\": " + std::string(100000, '[') +
+                                                std::string(100000, ']'));
+  Diagnostic d = Invalid(deep);
+  EXPECT_NE(d.message.find("deeper than 64 levels"), std::string::npos) << d.message;
+}
+
+// A chain of `levels` modules, each using the next one twice: 2^levels paths.
+std::string PathBomb(int levels) {
+  std::string modules;
+  for (int i = 0; i < levels; ++i) {
+    modules += "\"m" + std::to_string(i) + "\": {\"children\": {\"a\": \"m" + std::to_string(i + 1) +
+               "\", \"b\": \"m" + std::to_string(i + 1) + "\"}}, ";
+  }
+  modules += "\"m" + std::to_string(levels) + "\": {}";
+  return R"J({"schema": "shardplan.v1", "mesh": {}, "parameters": {}, "root": "m0", "modules": {)J" + modules + "}}";
+}
+
+TEST(ParseTest, PathExplosionThroughSharedModulesIsRefused) {
+  EXPECT_EQ(Invalid(PathBomb(10)).message, "");  // 2047 paths
+  Diagnostic d = Invalid(PathBomb(200));         // 2^201 - 1 paths, saturating
+  EXPECT_NE(d.message.find("more than 10000000 module paths"), std::string::npos) << d.message;
+  EXPECT_EQ(*d.pointer, "/modules");
+  Limits small;
+  small.max_paths = 2000;
+  EXPECT_NE(Invalid(PathBomb(10), small).message, "");
+}
+
+TEST(ParseTest, JsonPointerTokensAreEscaped) {
+  EXPECT_EQ(JsonPointerToken("a/b~c"), "a~1b~0c");
+  EXPECT_EQ(*Invalid(Edit("\"tp\": 4", "\"t/p\": 0")).pointer, "/mesh/t~1p");
+}
+
+}  // namespace
+}  // namespace shardplan
