@@ -65,14 +65,14 @@ void PrintText(const std::string& path, const shardplan::Result& result) {
     warnings += d.severity == shardplan::Severity::kWarning;
     std::cout << shardplan::SeverityName(d.severity) << "[" << d.code << "]: " << d.message << "\n";
     std::cout << "  --> " << path;
-    if (d.pointer) std::cout << ":" << (d.pointer->empty() ? "/" : *d.pointer);
+    if (d.pointer && !d.pointer->empty()) std::cout << ":" << *d.pointer;
     std::cout << "\n";
   }
   std::cout << path << ": ";
   if (result.ok) {
     const shardplan::Owned& owned = *result.owned;
     std::cout << "ok: " << owned.entries.size() << (owned.entries.size() == 1 ? " owner, " : " owners, ")
-              << owned.owned_names.size() << " owned parameter names, " << owned.aliases.size()
+              << owned.owned_names.size() << (owned.owned_names.size() == 1 ? " owned parameter name, " : " owned parameter names, ") << owned.aliases.size()
               << (owned.aliases.size() == 1 ? " alias" : " aliases");
     if (warnings > 0) std::cout << ", " << warnings << (warnings == 1 ? " warning" : " warnings");
   } else {

@@ -34,7 +34,7 @@ struct Claims {
 // - every expected parameter is declared (omitted-parameters). Fills each
 // owner's `required` and reduces its params. Owners whose params are missing
 // (ports-missing) claim nothing. `check_omissions` is false when collection
-// failed to add an owner: which parameters a parent must declare depends on
+// did not add an owner the document asks for: which parameters a parent must declare depends on
 // its nested owners, so omissions would be cascades. Linear in the number of
 // parameter paths.
 Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omissions, DiagnosticSink& sink);

@@ -26,6 +26,7 @@ class Collector {
   void ModelProviders();
   void Families();
   void NativeRequests();
+  bool dropped() const { return dropped_; }
 
  private:
   // add(fqn, layout, parallel) of the reference, for a resolved path.
@@ -41,12 +42,14 @@ class Collector {
   const Document& doc_;
   Owners& owners_;
   DiagnosticSink& sink_;
+  bool dropped_ = false;
 };
 
 void Collector::Add(PathId path, const Layout& layout, const std::optional<ParallelSpec>& parallel,
                     OwnerKind kind) {
   const ModuleId m = tree_.module(path);
   if (owners_.Has(m)) {
+    dropped_ = true;
     Diagnostic& d = sink_.Error("multiple-owners", msg::MultipleOwners(tree_.fqn(path)));
     d.fqn = std::string(tree_.fqn(path));
     d.pointer = layout.pointer;
@@ -88,6 +91,7 @@ void Collector::ModelProviders() {
   for (const FqnLayout& provider : doc_.model_providers) {
     const PathId path = tree_.Resolve(doc_.Name(provider.fqn));
     if (path == kNoPath) {
+      dropped_ = true;
       Diagnostic& d = sink_.Error("unknown-module", msg::UnknownModule(doc_.Name(provider.fqn)));
       d.fqn = std::string(doc_.Name(provider.fqn));
       d.pointer = provider.layout.pointer;
@@ -164,6 +168,7 @@ void Collector::NativeRequests() {
         if (matched_by[m] == r + 1) return;
         matched_by[m] = r + 1;
         if (touches_family[m]) {
+          dropped_ = true;
           Diagnostic& d = sink_.Error("native-overlaps-family", msg::NativeOverlapsFamily(tree_.fqn(p)));
           d.fqn = std::string(tree_.fqn(p));
           d.pointer = request.pointer;
@@ -179,6 +184,7 @@ void Collector::NativeRequests() {
         }
       }
       if (!any) {
+        dropped_ = true;
         Diagnostic& d = sink_.Error("native-no-match", msg::NativeNoMatch(pattern));
         d.pointer = absl::StrCat(request.pointer, "/match/", k);
       }
@@ -188,11 +194,12 @@ void Collector::NativeRequests() {
 
 }  // namespace
 
-void CollectOwners(const ModuleTree& tree, Owners& owners, DiagnosticSink& sink) {
+bool CollectOwners(const ModuleTree& tree, Owners& owners, DiagnosticSink& sink) {
   Collector collector(tree, owners, sink);
   collector.ModelProviders();
   collector.Families();
   collector.NativeRequests();
+  return !collector.dropped();
 }
 
 void CheckNesting(const ModuleTree& tree, const Owners& owners, DiagnosticSink& sink) {

@@ -14,8 +14,10 @@ namespace shardplan {
 // (native-no-match, native-overlaps-family, multiple-owners). Every add
 // normalizes the layout's outputs (unknown-output). A failed add adds nothing,
 // except that an entry whose only fault is its outputs or its undeclared
-// member protocol is kept, so that its claims are still checked.
-void CollectOwners(const ModuleTree& tree, Owners& owners, DiagnosticSink& sink);
+// member protocol is kept, so that its claims are still checked. Returns
+// false when an owner the document asks for was not added (unknown module,
+// second owner, unmatched or overlapping native request).
+bool CollectOwners(const ModuleTree& tree, Owners& owners, DiagnosticSink& sink);
 
 // Verifies that no communicating owner (parallel spec with binding_kind other
 // than "none") lies inside another of the same kind, or of kind "mesh"

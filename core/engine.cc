@@ -29,11 +29,10 @@ absl::StatusOr<Result> Check(std::string_view json, const CheckOptions& options)
   const ModuleTree tree(*doc);
   Owners owners(doc->modules.size());
   DiagnosticSink sink;
-  CollectOwners(tree, owners, sink);
-  const bool collected = !sink.has_errors();
+  const bool all_added = CollectOwners(tree, owners, sink);
   CheckNesting(tree, owners, sink);
   CheckOwners(tree, owners, sink);
-  Claims claims = AssignParameters(tree, owners, /*check_omissions=*/collected, sink);
+  Claims claims = AssignParameters(tree, owners, /*check_omissions=*/all_added, sink);
   const std::vector<Owner*> entries = owners.InOrder();
   if (!sink.has_errors() && doc->plan && !entries.empty()) {
     ValidatePlan(tree, owners, claims, *doc->plan, sink);

@@ -286,7 +286,6 @@ bool Parser::ParseMesh(const Value& v) {
   if (!ExpectObject(v) || !CheckUniqueKeys(v)) return false;
   for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
     At at(*this, Str(m->name));
-    if (Str(m->name).empty()) return Fail("mesh axis names must not be empty");
     if (!m->value.IsInt64() || m->value.GetInt64() < 1) {
       return Fail("mesh axis size must be a positive integer below 2^63");
     }
@@ -421,26 +420,21 @@ bool Parser::ParseModule(const Value& v, Module& module) {
   return true;
 }
 
+// As the reference reads a signature: "**name" is var-keyword, "*name"
+// var-positional, anything else a plain parameter; names are not validated.
 bool Parser::ParseForward(const Value& v, Module& module) {
   if (!ExpectArray(v)) return false;
   for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
     At at(*this, i);
     if (!ExpectString(v[i])) return false;
     std::string_view name = Str(v[i]);
-    bool keyword = false;
     if (name.substr(0, 2) == "**") {
       name.remove_prefix(2);
-      keyword = true;
+      module.var_keyword = true;
     } else if (name.substr(0, 1) == "*") {
       name.remove_prefix(1);
     }
-    if (name.empty() || name.front() == '*') return Fail(absl::StrCat("bad forward parameter ", PyRepr(Str(v[i]))));
-    NameId id = doc_.names.Intern(name);
-    if (std::find(module.forward.begin(), module.forward.end(), id) != module.forward.end()) {
-      return Fail(absl::StrCat("duplicate forward parameter ", PyRepr(name)));
-    }
-    module.forward.push_back(id);
-    module.var_keyword |= keyword;
+    module.forward.push_back(doc_.names.Intern(name));
   }
   return true;
 }

@@ -1,6 +1,8 @@
 #include "core/pyrepr.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <cstdio>
 
 namespace shardplan {
@@ -21,16 +23,20 @@ uint32_t DecodeUtf8(std::string_view text, size_t& i) {
   return cp;
 }
 
+struct Range {
+  uint32_t lo, hi;
+};
+
+// Code points above ASCII that Python's str.isprintable() rejects.
+constexpr Range kNonPrintable[] = {
+#include "core/unicode_printable.inc"
+};
+
 bool IsPrintableNonAscii(uint32_t cp) {
-  if (cp <= 0xA0) return false;  // C1 controls and NO-BREAK SPACE
-  if (cp == 0xAD || cp == 0x1680 || cp == 0x180E || cp == 0x3000 || cp == 0xFEFF) return false;
-  if (cp >= 0x2000 && cp <= 0x200F) return false;
-  if (cp >= 0x2028 && cp <= 0x202F) return false;
-  if (cp >= 0x205F && cp <= 0x206F) return false;
-  if (cp >= 0xD800 && cp <= 0xF8FF) return false;  // surrogates, private use
-  if (cp >= 0xFFF9 && cp <= 0xFFFB) return false;
-  if (cp >= 0xF0000) return false;  // supplementary private use
-  return true;
+  const Range* end = std::end(kNonPrintable);
+  const Range* it = std::upper_bound(std::begin(kNonPrintable), end, cp,
+                                     [](uint32_t value, const Range& r) { return value < r.lo; });
+  return it == std::begin(kNonPrintable) || cp > (it - 1)->hi;
 }
 
 }  // namespace

@@ -9,9 +9,9 @@
 
 namespace shardplan {
 
-// repr(text) for a valid UTF-8 `text`. Exact for ASCII; for other code points
-// Python's str.isprintable() is approximated by the Unicode control, format,
-// separator and private-use ranges (unassigned code points print as-is).
+// repr(text) for a valid UTF-8 `text`, exactly as Python prints it: code
+// points that str.isprintable() rejects are escaped (table generated from
+// Python's Unicode database by tools/gen_unicode_printable.py).
 std::string PyRepr(std::string_view text);
 
 // repr(list_of_str): "['a', 'b']".

@@ -108,6 +108,14 @@ TEST(EngineTest, OmissionsAreNotReportedWhenAnOwnerFailedToBeAdded) {
   EXPECT_EQ(Codes(r), (std::vector<std::string>{"native-no-match"}));
 }
 
+TEST(EngineTest, OmissionsAreStillReportedAfterErrorsThatDropNoOwner) {
+  // unknown-output keeps its owner, so norm's omission is independent.
+  Result r = CheckDoc(Doc(R"J({"sharding": {
+    "embed": {"params": {"weight": {}}, "in_src": {}, "in_dst": {}, "out_src": {"y": {}}, "out_names": ["out"]},
+    "norm": {"params": {}, "in_src": {}, "in_dst": {}}}})J"));
+  EXPECT_EQ(Codes(r), (std::vector<std::string>{"unknown-output", "omitted-parameters"}));
+}
+
 TEST(EngineTest, PlanIsCheckedOnlyWhenCollectionSucceeded) {
   std::string plan = R"J(, "plan": {"modules": {"embed": {"params": {}, "in_src": {}, "in_dst": {}}}})J";
   Result failed = CheckDoc(Doc(R"J({"sharding": {"embed": {"params": {}, "in_src": {}, "in_dst": {}}}})J", plan));

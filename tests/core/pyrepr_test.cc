@@ -24,6 +24,10 @@ TEST(PyReprTest, PrintableUnicodeIsKeptNonPrintableEscaped) {
   EXPECT_EQ(PyRepr("a\xc2\xa0" "b"), "'a\\xa0b'");            // NO-BREAK SPACE
   EXPECT_EQ(PyRepr("\xe2\x80\x8b"), "'\\u200b'");             // ZERO WIDTH SPACE
   EXPECT_EQ(PyRepr("\xf3\xb0\x80\x80"), "'\\U000f0000'");     // private use plane
+  EXPECT_EQ(PyRepr("a\xcd\xb8" "b"), "'a\\u0378b'");        // unassigned (Cn)
+  EXPECT_EQ(PyRepr("\xd8\x9c"), "'\\u061c'");               // ARABIC LETTER MARK (Cf)
+  EXPECT_EQ(PyRepr("\xf3\xa0\x80\x81"), "'\\U000e0001'");  // LANGUAGE TAG (Cf)
+  EXPECT_EQ(PyRepr("\xe4\xb8\xad"), "'\xe4\xb8\xad'");           // CJK is printable
 }
 
 TEST(PyReprTest, ListsPrintLikePython) {

@@ -1,0 +1,359 @@
+// Golden diagnostics (Shardy's expected-error files): small documents in
+// tests/golden/cases and exactly what the engine must report for each.
+//
+//   CODE[.VARIANT].fail.json    breaks the rule CODE (spec section 5)
+//   CODE[.VARIANT].diagnostics  every diagnostic it produces, in order, one per
+//                               line: `SEVERITY[CODE]: MESSAGE`
+//   CODE[.VARIANT].pass.json    its twin: the smallest edit that fixes it
+//   multi.NAME.fail.json        several independent errors in one document
+//
+// Cases are discovered at run time (the working directory of a Bazel test is
+// the runfiles root of workspace "shardplan"), so adding a case needs no edit
+// here. The expectations were generated with the CLI and checked by hand
+// against the spec and tools/reference/shardplan_reference.py: the first
+// diagnostic is the reference's error, later ones are independent problems.
+#include <algorithm>
+#include <cctype>
+#include <cstddef>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "core/engine.h"
+#include "gtest/gtest.h"
+#include "rapidjson/document.h"
+
+namespace shardplan {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kCasesDir = "tests/golden/cases";
+constexpr std::string_view kFailSuffix = ".fail.json";
+constexpr std::string_view kPassSuffix = ".pass.json";
+constexpr std::string_view kDiagnosticsSuffix = ".diagnostics";
+constexpr std::string_view kMulti = "multi";
+constexpr std::string_view kInvalidDocument = "invalid-document";
+
+// Every code of spec section 5, in the order of its table.
+constexpr std::string_view kSpecCodes[] = {
+    "unknown-module",
+    "multiple-owners",
+    "parallel-member-undeclared",
+    "unknown-output",
+    "native-no-match",
+    "native-overlaps-family",
+    "overlapping-communication",
+    "legacy-injection",
+    "ports-missing",
+    "ports-mismatch",
+    "unknown-forward-input",
+    "duplicate-output-name",
+    "unknown-axis",
+    "partial-parameter",
+    "parallel-unknown-axis",
+    "unknown-parameter",
+    "nested-duplicate",
+    "shared-conflict",
+    "omitted-parameters",
+    "override-shared-conflict",
+    "override-removed-ownership",
+    "override-removed-coverage",
+    "family-layout-changed",
+    "invalid-document",
+};
+
+bool IsSpecCode(std::string_view code) {
+  return std::find(std::begin(kSpecCodes), std::end(kSpecCodes), code) != std::end(kSpecCodes);
+}
+
+enum class Kind { kFail, kPass };
+
+struct GoldenCase {
+  std::string stem;  // the file name without .fail.json / .pass.json
+  Kind kind;
+
+  // The rule the case is named after, or "multi".
+  std::string code() const { return stem.substr(0, stem.find('.')); }
+  fs::path path() const {
+    return fs::path(kCasesDir) / absl::StrCat(stem, kind == Kind::kFail ? kFailSuffix : kPassSuffix);
+  }
+  fs::path diagnostics_path() const { return fs::path(kCasesDir) / absl::StrCat(stem, kDiagnosticsSuffix); }
+};
+
+void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.path().string(); }
+
+// File names in the cases folder, sorted; empty when the folder is missing.
+std::vector<std::string> CaseFileNames() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (fs::directory_iterator it(fs::path(kCasesDir), ec), end; !ec && it != end; it.increment(ec)) {
+    names.push_back(it->path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<GoldenCase> DiscoverCases(Kind kind) {
+  const std::string_view suffix = kind == Kind::kFail ? kFailSuffix : kPassSuffix;
+  std::vector<GoldenCase> cases;
+  for (const std::string& name : CaseFileNames()) {
+    if (absl::EndsWith(name, suffix) && name.size() > suffix.size()) {
+      cases.push_back({name.substr(0, name.size() - suffix.size()), kind});
+    }
+  }
+  return cases;
+}
+
+std::set<std::string> Stems(Kind kind) {
+  std::set<std::string> stems;
+  for (const GoldenCase& c : DiscoverCases(kind)) stems.insert(c.stem);
+  return stems;
+}
+
+std::optional<std::string> ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string FormatDiagnostic(const Diagnostic& d) {
+  return absl::StrCat(SeverityName(d.severity), "[", d.code, "]: ", d.message);
+}
+
+// One expected diagnostic per line; the file ends with a newline.
+std::vector<std::string> ExpectedLines(std::string_view text) {
+  std::vector<std::string> lines = absl::StrSplit(text, '\n');
+  if (!lines.empty() && lines.back().empty()) lines.pop_back();
+  return lines;
+}
+
+// Resolves an RFC 6901 JSON pointer ("" is the whole document, "~1" is "/",
+// "~0" is "~", array indexes are decimal without leading zeros). Returns null
+// when the pointer names nothing in `root`.
+const rapidjson::Value* ResolvePointer(const rapidjson::Value& root, std::string_view pointer) {
+  if (pointer.empty()) return &root;
+  if (pointer.front() != '/') return nullptr;
+  const rapidjson::Value* value = &root;
+  for (std::string_view raw : absl::StrSplit(pointer.substr(1), '/')) {
+    std::string token;
+    for (size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i] != '~') {
+        token.push_back(raw[i]);
+      } else if (i + 1 < raw.size() && (raw[i + 1] == '0' || raw[i + 1] == '1')) {
+        token.push_back(raw[++i] == '0' ? '~' : '/');
+      } else {
+        return nullptr;
+      }
+    }
+    if (value->IsObject()) {
+      const rapidjson::Value key(rapidjson::StringRef(token.data(), static_cast<rapidjson::SizeType>(token.size())));
+      auto member = value->FindMember(key);
+      if (member == value->MemberEnd()) return nullptr;
+      value = &member->value;
+    } else if (value->IsArray()) {
+      const bool digits =
+          std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; });
+      const bool canonical_index =
+          digits && !token.empty() && token.size() <= 9 && (token.size() == 1 || token[0] != '0');
+      if (!canonical_index) return nullptr;
+      const size_t index = std::stoul(token);
+      if (index >= value->Size()) return nullptr;
+      value = &(*value)[static_cast<rapidjson::SizeType>(index)];
+    } else {
+      return nullptr;
+    }
+  }
+  return value;
+}
+
+// Letters, digits and underscores, as GoogleTest wants parameter names.
+std::string TestName(const testing::TestParamInfo<GoldenCase>& info) {
+  std::string name = info.param.stem;
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
+
+// The checker of the pointer test must itself refuse what names nothing.
+TEST(GoldenPointerResolverTest, ResolvesRfc6901PointersAndRefusesThoseThatNameNothing) {
+  rapidjson::Document dom;
+  dom.Parse(R"({"a/b": {"m~n": [10, 20]}, "": {"x": 1}})");
+  ASSERT_FALSE(dom.HasParseError());
+  EXPECT_EQ(ResolvePointer(dom, ""), &dom);
+  const rapidjson::Value* twenty = ResolvePointer(dom, "/a~1b/m~0n/1");
+  ASSERT_NE(twenty, nullptr);
+  EXPECT_EQ(twenty->GetInt(), 20);
+  EXPECT_NE(ResolvePointer(dom, "//x"), nullptr);
+  EXPECT_EQ(ResolvePointer(dom, "a~1b"), nullptr);         // no leading '/'
+  EXPECT_EQ(ResolvePointer(dom, "/a/b"), nullptr);         // '/' in a key must be "~1"
+  EXPECT_EQ(ResolvePointer(dom, "/a~1b/m~0n/2"), nullptr);  // past the end
+  EXPECT_EQ(ResolvePointer(dom, "/a~1b/m~0n/01"), nullptr); // leading zero
+  EXPECT_EQ(ResolvePointer(dom, "/a~1b/m~2n"), nullptr);    // bad escape
+  EXPECT_EQ(ResolvePointer(dom, "//x/y"), nullptr);         // into a number
+}
+
+// --- The folder as a whole ----------------------------------------------------
+
+TEST(GoldenCasesTest, CasesFolderHoldsFailAndPassDocuments) {
+  ASSERT_TRUE(fs::is_directory(fs::path(kCasesDir)))
+      << "no folder " << kCasesDir << " under the working directory " << fs::current_path()
+      << " (the test must run from the runfiles root with the cases as data)";
+  EXPECT_FALSE(DiscoverCases(Kind::kFail).empty()) << "no *" << kFailSuffix << " in " << kCasesDir;
+  EXPECT_FALSE(DiscoverCases(Kind::kPass).empty()) << "no *" << kPassSuffix << " in " << kCasesDir;
+}
+
+TEST(GoldenCasesTest, EveryFileIsAFailDocumentItsDiagnosticsOrAPassDocument) {
+  const std::set<std::string> fails = Stems(Kind::kFail);
+  for (const std::string& name : CaseFileNames()) {
+    if (absl::EndsWith(name, kFailSuffix) || absl::EndsWith(name, kPassSuffix)) continue;
+    if (absl::EndsWith(name, kDiagnosticsSuffix)) {
+      const std::string stem = name.substr(0, name.size() - kDiagnosticsSuffix.size());
+      EXPECT_TRUE(fails.count(stem) == 1) << name << " has no " << stem << kFailSuffix;
+      continue;
+    }
+    ADD_FAILURE() << "unexpected file " << name << " in " << kCasesDir << " (expected *" << kFailSuffix << ", *"
+                  << kDiagnosticsSuffix << " or *" << kPassSuffix << ")";
+  }
+}
+
+TEST(GoldenCasesTest, EveryFailDocumentHasADiagnosticsFile) {
+  for (const GoldenCase& c : DiscoverCases(Kind::kFail)) {
+    EXPECT_TRUE(fs::is_regular_file(c.diagnostics_path())) << c.path() << " has no " << c.diagnostics_path();
+  }
+}
+
+TEST(GoldenCasesTest, EveryFailDocumentHasAPassTwinExceptInvalidDocumentsAndMultiErrorDocuments) {
+  const std::set<std::string> passes = Stems(Kind::kPass);
+  for (const GoldenCase& c : DiscoverCases(Kind::kFail)) {
+    if (c.code() == kInvalidDocument || c.code() == kMulti) continue;
+    EXPECT_TRUE(passes.count(c.stem) == 1) << c.path() << " has no twin " << c.stem << kPassSuffix;
+  }
+}
+
+TEST(GoldenCasesTest, EveryCaseIsNamedAfterASpecCodeOrIsAMultiErrorDocument) {
+  for (Kind kind : {Kind::kFail, Kind::kPass}) {
+    for (const GoldenCase& c : DiscoverCases(kind)) {
+      EXPECT_TRUE(IsSpecCode(c.code()) || (c.code() == kMulti && kind == Kind::kFail))
+          << c.path() << ": '" << c.code() << "' is not a code of spec section 5";
+    }
+  }
+}
+
+TEST(GoldenCasesTest, EverySpecCodeHasAFailDocument) {
+  std::set<std::string> covered;
+  for (const GoldenCase& c : DiscoverCases(Kind::kFail)) covered.insert(c.code());
+  for (std::string_view code : kSpecCodes) {
+    EXPECT_TRUE(covered.count(std::string(code)) == 1) << "no " << code << kFailSuffix << " or " << code
+                                                       << ".VARIANT" << kFailSuffix << " in " << kCasesDir;
+  }
+}
+
+// --- Each failing document ----------------------------------------------------
+
+class GoldenFailTest : public testing::TestWithParam<GoldenCase> {
+ protected:
+  void SetUp() override {
+    std::optional<std::string> text = ReadFile(GetParam().path());
+    ASSERT_TRUE(text.has_value()) << "cannot read " << GetParam().path();
+    text_ = std::move(*text);
+    absl::StatusOr<Result> result = Check(text_, {});
+    ASSERT_TRUE(result.ok()) << result.status();
+    result_ = std::move(*result);
+  }
+
+  std::string text_;
+  Result result_;
+};
+
+TEST_P(GoldenFailTest, ReportsExactlyTheDiagnosticsOfItsDiagnosticsFile) {
+  const std::optional<std::string> expected_text = ReadFile(GetParam().diagnostics_path());
+  ASSERT_TRUE(expected_text.has_value()) << "cannot read " << GetParam().diagnostics_path();
+  const std::vector<std::string> expected = ExpectedLines(*expected_text);
+  std::vector<std::string> actual;
+  for (const Diagnostic& d : result_.diagnostics) actual.push_back(FormatDiagnostic(d));
+
+  EXPECT_FALSE(result_.ok);
+  EXPECT_EQ(actual, expected) << "expected (" << GetParam().diagnostics_path().string() << "):\n  "
+                              << absl::StrJoin(expected, "\n  ") << "\nactual:\n  " << absl::StrJoin(actual, "\n  ");
+  if (GetParam().code() == kMulti) {
+    EXPECT_GE(expected.size(), 2u) << "a multi-error document must show several errors";
+  }
+}
+
+TEST_P(GoldenFailTest, FirstDiagnosticIsTheRuleTheCaseIsNamedAfter) {
+  const std::string code = GetParam().code();
+  ASSERT_FALSE(result_.diagnostics.empty());
+  if (code == kMulti) {
+    // Named after no single rule: the errors come from several rules.
+    std::set<std::string> codes;
+    for (const Diagnostic& d : result_.diagnostics) codes.insert(d.code);
+    EXPECT_EQ(result_.diagnostics[0].severity, Severity::kError);
+    EXPECT_GE(codes.size(), 2u);
+    return;
+  }
+  EXPECT_EQ(result_.diagnostics[0].code, code);
+  EXPECT_EQ(result_.diagnostics[0].severity, Severity::kError);
+  if (code == kInvalidDocument) {
+    EXPECT_EQ(result_.diagnostics.size(), 1u) << "an invalid document is exactly one invalid-document error";
+  }
+}
+
+TEST_P(GoldenFailTest, EveryDiagnosticPointsAtADeclarationInTheDocument) {
+  rapidjson::Document dom;
+  dom.Parse(text_.data(), text_.size());
+  for (const Diagnostic& d : result_.diagnostics) {
+    SCOPED_TRACE(FormatDiagnostic(d));
+    if (d.code == kInvalidDocument) {
+      // Unparseable JSON has no pointer to give; otherwise the message's
+      // pointer names the offending value.
+      if (dom.HasParseError() || !d.pointer || d.pointer->empty()) continue;
+      EXPECT_NE(ResolvePointer(dom, *d.pointer), nullptr) << "pointer '" << *d.pointer << "' names nothing";
+      continue;
+    }
+    ASSERT_FALSE(dom.HasParseError()) << "only invalid-document may come from unparseable JSON";
+    ASSERT_TRUE(d.pointer.has_value()) << "no pointer";
+    EXPECT_FALSE(d.pointer->empty()) << "the pointer names the whole document, not a declaration";
+    EXPECT_NE(ResolvePointer(dom, *d.pointer), nullptr) << "pointer '" << *d.pointer << "' names nothing";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, GoldenFailTest, testing::ValuesIn(DiscoverCases(Kind::kFail)), TestName);
+// An empty folder is reported by CasesFolderHoldsFailAndPassDocuments.
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GoldenFailTest);
+
+// --- Each passing document ----------------------------------------------------
+
+class GoldenPassTest : public testing::TestWithParam<GoldenCase> {};
+
+TEST_P(GoldenPassTest, IsAcceptedWithoutErrors) {
+  const std::optional<std::string> text = ReadFile(GetParam().path());
+  ASSERT_TRUE(text.has_value()) << "cannot read " << GetParam().path();
+  const absl::StatusOr<Result> result = Check(*text, {});
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->ok);
+  EXPECT_TRUE(result->owned.has_value());
+  for (const Diagnostic& d : result->diagnostics) {
+    EXPECT_NE(d.severity, Severity::kError) << FormatDiagnostic(d);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, GoldenPassTest, testing::ValuesIn(DiscoverCases(Kind::kPass)), TestName);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GoldenPassTest);
+
+}  // namespace
+}  // namespace shardplan
