@@ -7,16 +7,13 @@
 #include "absl/strings/str_cat.h"
 #include "core/glob.h"
 #include "core/messages.h"
+#include "core/name_set.h"
 #include "core/parse.h"
 
 namespace shardplan {
 namespace {
 
 bool NonEmpty(const std::optional<PlacementMap>& map) { return map && !map->empty(); }
-
-bool Contains(const std::vector<NameId>& names, NameId name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
 
 class Collector {
  public:
@@ -63,20 +60,22 @@ void Collector::Add(PathId path, const Layout& layout, const std::optional<Paral
 void Collector::NormalizeOutputs(PathId path, Layout& layout) {
   if (!layout.out_names && (NonEmpty(layout.out_src) || NonEmpty(layout.out_dst))) {
     std::vector<NameId> names;
+    NameSet seen;
     for (const auto* map : {&layout.out_src, &layout.out_dst}) {
       if (!*map) continue;
       for (const PlacementEntry& e : **map) {
-        if (!Contains(names, e.name)) names.push_back(e.name);
+        if (seen.Insert(e.name)) names.push_back(e.name);
       }
     }
     layout.out_names = std::move(names);
   }
   if (!layout.out_names) return;
+  const NameSet named(*layout.out_names, [](NameId n) { return n; });
   std::vector<std::string_view> unknown;
   for (const auto* map : {&layout.out_src, &layout.out_dst}) {
     if (!*map) continue;
     for (const PlacementEntry& e : **map) {
-      if (!Contains(*layout.out_names, e.name)) unknown.push_back(doc_.Name(e.name));
+      if (!named.Contains(e.name)) unknown.push_back(doc_.Name(e.name));
     }
   }
   if (unknown.empty()) return;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/interner.h"
+#include "core/name_set.h"
 #include "core/placement.h"
 
 namespace shardplan {
@@ -107,6 +108,7 @@ struct FqnLayout {
 struct Document {
   Interner names;
   std::vector<MeshAxis> mesh;
+  NameSet mesh_names;
   std::vector<Parameter> parameters;
   std::vector<Module> modules;
   ModuleId root = 0;
@@ -116,7 +118,7 @@ struct Document {
 
   std::string_view Name(NameId id) const { return names.View(id); }
   // Whether `axis` is one of the mesh's axes.
-  bool IsMeshAxis(NameId axis) const;
+  bool IsMeshAxis(NameId axis) const { return mesh_names.Contains(axis); }
 };
 
 }  // namespace shardplan

@@ -5,14 +5,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/messages.h"
+#include "core/name_set.h"
 #include "core/parse.h"
 
 namespace shardplan {
 namespace {
-
-bool HasName(const PlacementMap& map, NameId name) {
-  return std::any_of(map.begin(), map.end(), [&](const PlacementEntry& e) { return e.name == name; });
-}
 
 Diagnostic& At(Diagnostic& d, const ModuleTree& tree, PathId path, std::string pointer) {
   d.fqn = std::string(tree.fqn(path));
@@ -38,14 +35,18 @@ void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, Diagn
   }
   if (layout.in_src && layout.in_dst) {
     bool same = layout.in_src->size() == layout.in_dst->size();
-    for (const PlacementEntry& e : *layout.in_src) same = same && HasName(*layout.in_dst, e.name);
+    if (same) {
+      const NameSet dst(*layout.in_dst, [](const PlacementEntry& e) { return e.name; });
+      for (const PlacementEntry& e : *layout.in_src) same = same && dst.Contains(e.name);
+    }
     if (!same) At(sink.Error("ports-mismatch", msg::PortsMismatch()), tree, path, layout.pointer + "/in_dst");
   }
   const Module& module = doc.modules[tree.module(path)];
   if (layout.in_src && !module.var_keyword) {
+    const NameSet forward(module.forward, [](NameId n) { return n; });
     std::vector<std::string_view> unknown;
     for (const PlacementEntry& e : *layout.in_src) {
-      if (std::find(module.forward.begin(), module.forward.end(), e.name) == module.forward.end()) {
+      if (!forward.Contains(e.name)) {
         unknown.push_back(doc.Name(e.name));
       }
     }
@@ -57,9 +58,9 @@ void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, Diagn
   }
   if (layout.out_names) {
     const std::vector<NameId>& names = *layout.out_names;
+    NameSet seen;
     for (size_t i = 0; i < names.size(); ++i) {
-      if (std::find(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(i), names[i]) !=
-          names.begin() + static_cast<std::ptrdiff_t>(i)) {
+      if (!seen.Insert(names[i])) {
         At(sink.Error("duplicate-output-name", msg::DuplicateOutputName()), tree, path,
            absl::StrCat(layout.pointer, "/out_names/", i));
         break;
@@ -70,7 +71,7 @@ void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, Diagn
 
 void CheckPlacements(const ModuleTree& tree, PathId path, const Layout& layout, DiagnosticSink& sink) {
   const Document& doc = tree.doc();
-  std::vector<NameId> reported;
+  NameSet reported;
   const std::pair<std::string_view, const std::optional<PlacementMap>*> maps[] = {
       {"params", &layout.params},   {"in_src", &layout.in_src}, {"in_dst", &layout.in_dst},
       {"out_src", &layout.out_src}, {"out_dst", &layout.out_dst},
@@ -79,10 +80,7 @@ void CheckPlacements(const ModuleTree& tree, PathId path, const Layout& layout, 
     if (!*map) continue;
     for (const PlacementEntry& e : **map) {
       for (const AxisPlacement& a : e.placements) {
-        if (doc.IsMeshAxis(a.axis) || std::find(reported.begin(), reported.end(), a.axis) != reported.end()) {
-          continue;
-        }
-        reported.push_back(a.axis);
+        if (doc.IsMeshAxis(a.axis) || !reported.Insert(a.axis)) continue;
         Diagnostic& d = At(sink.Error("unknown-axis", msg::UnknownAxis(doc.Name(a.axis))), tree, path,
                            absl::StrCat(layout.pointer, "/", key, "/", JsonPointerToken(doc.Name(e.name)), "/",
                                         JsonPointerToken(doc.Name(a.axis))));
@@ -103,13 +101,10 @@ void CheckPlacements(const ModuleTree& tree, PathId path, const Layout& layout, 
 
 void CheckParallelAxes(const ModuleTree& tree, PathId path, const ParallelSpec& parallel, DiagnosticSink& sink) {
   const Document& doc = tree.doc();
+  NameSet reported;
   for (size_t i = 0; i < parallel.axes.size(); ++i) {
     const NameId axis = parallel.axes[i];
-    if (doc.IsMeshAxis(axis) ||
-        std::find(parallel.axes.begin(), parallel.axes.begin() + static_cast<std::ptrdiff_t>(i), axis) !=
-            parallel.axes.begin() + static_cast<std::ptrdiff_t>(i)) {
-      continue;
-    }
+    if (doc.IsMeshAxis(axis) || !reported.Insert(axis)) continue;
     At(sink.Error("parallel-unknown-axis", msg::ParallelUnknownAxis(doc.Name(axis))), tree, path,
        absl::StrCat(parallel.pointer, "/axes/", i));
   }

@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "core/name_set.h"
 #include "core/pyrepr.h"
 #include "rapidjson/document.h"
 #include "rapidjson/error/en.h"
@@ -289,7 +290,9 @@ bool Parser::ParseMesh(const Value& v) {
     if (!m->value.IsInt64() || m->value.GetInt64() < 1) {
       return Fail("mesh axis size must be a positive integer below 2^63");
     }
-    doc_.mesh.push_back({doc_.names.Intern(Str(m->name)), m->value.GetInt64()});
+    const NameId axis = doc_.names.Intern(Str(m->name));
+    doc_.mesh.push_back({axis, m->value.GetInt64()});
+    doc_.mesh_names.Insert(axis);
   }
   return true;
 }
@@ -394,16 +397,15 @@ bool Parser::ParseModule(const Value& v, Module& module) {
     const Value& params = it->value;
     if (!ExpectObject(params) || !CheckUniqueKeys(params)) return false;
     module.params.reserve(params.MemberCount());
+    const NameSet children(module.children, [](const auto& c) { return c.first; });
     for (auto p = params.MemberBegin(); p != params.MemberEnd(); ++p) {
       At at_param(*this, Str(p->name));
       if (!NonEmptyName(p->name, "parameter name") || !ExpectString(p->value)) return false;
       auto found = param_ids_.find(Str(p->value));
       if (found == param_ids_.end()) return Fail(absl::StrCat("unknown parameter id ", PyRepr(Str(p->value))));
       NameId name = doc_.names.Intern(Str(p->name));
-      for (const auto& [child_name, child] : module.children) {
-        if (child_name == name) {
-          return Fail(absl::StrCat("name ", PyRepr(Str(p->name)), " is both a child and a parameter"));
-        }
+      if (children.Contains(name)) {
+        return Fail(absl::StrCat("name ", PyRepr(Str(p->name)), " is both a child and a parameter"));
       }
       module.params.emplace_back(name, found->second);
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/layout_checks.h"
 #include "core/messages.h"
@@ -10,25 +11,27 @@
 namespace shardplan {
 namespace {
 
-bool SameMap(const std::optional<PlacementMap>& a, const std::optional<PlacementMap>& b) {
-  if (!a || !b) return !a && !b;
-  if (a->size() != b->size()) return false;
-  for (const PlacementEntry& x : *a) {
-    auto y = std::find_if(b->begin(), b->end(), [&](const PlacementEntry& e) { return e.name == x.name; });
-    if (y == b->end() || !SamePlacements(x.placements, y->placements)) return false;
+// Whether every entry of `a` is in `b` with the same placements.
+bool Subset(const PlacementMap& a, const PlacementMap& b) {
+  absl::flat_hash_map<NameId, const NamedPlacements*> index;
+  index.reserve(b.size());
+  for (const PlacementEntry& e : b) index.emplace(e.name, &e.placements);
+  for (const PlacementEntry& x : a) {
+    auto y = index.find(x.name);
+    if (y == index.end() || !SamePlacements(x.placements, *y->second)) return false;
   }
   return true;
+}
+
+bool SameMap(const std::optional<PlacementMap>& a, const std::optional<PlacementMap>& b) {
+  if (!a || !b) return !a && !b;
+  return a->size() == b->size() && Subset(*a, *b);
 }
 
 // The plan layout equals the applied family layout as written: each planned
 // parameter keeps its cached placement, and the ports are the same.
 bool SameAsCached(const Layout& plan, const Layout& cached) {
-  for (const PlacementEntry& x : *plan.params) {
-    if (!cached.params) return false;
-    auto y = std::find_if(cached.params->begin(), cached.params->end(),
-                          [&](const PlacementEntry& e) { return e.name == x.name; });
-    if (y == cached.params->end() || !SamePlacements(x.placements, y->placements)) return false;
-  }
+  if (!plan.params->empty() && (!cached.params || !Subset(*plan.params, *cached.params))) return false;
   return SameMap(plan.in_src, cached.in_src) && SameMap(plan.in_dst, cached.in_dst) &&
          SameMap(plan.out_src, cached.out_src) && SameMap(plan.out_dst, cached.out_dst) &&
          plan.out_names == cached.out_names;
