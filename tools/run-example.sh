@@ -6,7 +6,7 @@ set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash tools/setup.sh >/dev/null || exit 2
-bazel build //cli:shardplan || exit 2
+bazel build -c opt //cli:shardplan || exit 2
 cli=bazel-bin/cli/shardplan
 
 echo "\$ shardplan check examples/tiny-llama.json"
