@@ -15,15 +15,8 @@ std::string_view SeverityName(Severity severity) {
 }
 
 Diagnostic& DiagnosticSink::Error(std::string_view code, std::string message) {
-  ++error_count_;
   diagnostics_.push_back(
       Diagnostic{std::string(code), Severity::kError, std::move(message), {}, {}, {}});
-  return diagnostics_.back();
-}
-
-Diagnostic& DiagnosticSink::Warning(std::string_view code, std::string message) {
-  diagnostics_.push_back(
-      Diagnostic{std::string(code), Severity::kWarning, std::move(message), {}, {}, {}});
   return diagnostics_.back();
 }
 

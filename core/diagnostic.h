@@ -32,16 +32,12 @@ class DiagnosticSink {
  public:
   // Appends an error and returns it so that callers can fill optional fields.
   Diagnostic& Error(std::string_view code, std::string message);
-  Diagnostic& Warning(std::string_view code, std::string message);
 
-  bool has_errors() const { return error_count_ > 0; }
-  size_t error_count() const { return error_count_; }
-  const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
+  bool has_errors() const { return !diagnostics_.empty(); }
   std::vector<Diagnostic> Take() { return std::move(diagnostics_); }
 
  private:
   std::vector<Diagnostic> diagnostics_;
-  size_t error_count_ = 0;
 };
 
 }  // namespace shardplan

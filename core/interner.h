@@ -30,7 +30,6 @@ class Interner {
   // The id of `text` if it was interned, else kNoName.
   NameId Find(std::string_view text) const;
   std::string_view View(NameId id) const { return views_[id]; }
-  size_t size() const { return views_.size(); }
 
  private:
   std::deque<std::string> storage_;  // stable addresses for the views

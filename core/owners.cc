@@ -2,18 +2,6 @@
 
 namespace shardplan {
 
-std::string_view OwnerKindName(OwnerKind kind) {
-  switch (kind) {
-    case OwnerKind::kModel:
-      return "model";
-    case OwnerKind::kFamily:
-      return "family";
-    case OwnerKind::kNative:
-      return "native";
-  }
-  return "model";
-}
-
 void Owners::Add(Owner owner) {
   index_[owner.module] = static_cast<uint32_t>(entries_.size());
   entries_.push_back(std::move(owner));

@@ -15,8 +15,6 @@ namespace shardplan {
 
 enum class OwnerKind : uint8_t { kModel, kFamily, kNative };
 
-std::string_view OwnerKindName(OwnerKind kind);
-
 struct Owner {
   PathId path;  // the entry's FQN
   ModuleId module;
