@@ -1,6 +1,6 @@
 // shardplan: check sharding plans from the command line.
 //
-//   shardplan check [--format text|json] [--max-paths N] DOC...
+//   shardplan check [--format text|json] [--max-paths N] [--threads N] DOC...
 //
 // Exit status: 0 when no document has an error, 1 when one has, 2 for usage
 // errors and unreadable files.
@@ -19,7 +19,7 @@
 namespace {
 
 constexpr std::string_view kUsage =
-    "usage: shardplan check [--format text|json] [--max-paths N] DOC...\n"
+    "usage: shardplan check [--format text|json] [--max-paths N] [--threads N] DOC...\n"
     "\n"
     "Checks module-owned sharding layouts of shardplan.v1 documents and reports\n"
     "every problem at once. DOC may be '-' for standard input.\n"
@@ -28,6 +28,8 @@ constexpr std::string_view kUsage =
     "  --format json   the result object, one JSON object per line per document\n"
     "  --max-paths N   refuse documents whose module tree has more than N paths\n"
     "                  (default 10000000)\n"
+    "  --threads N     worker threads (default 0: all cores); results are the same\n"
+    "                  for every thread count\n"
     "\n"
     "Exit status: 0 no errors, 1 a document has errors, 2 usage or I/O error.\n";
 
@@ -72,7 +74,9 @@ void PrintText(const std::string& path, const shardplan::Result& result) {
   if (result.ok) {
     const shardplan::Owned& owned = *result.owned;
     std::cout << "ok: " << owned.entries.size() << (owned.entries.size() == 1 ? " owner, " : " owners, ")
-              << owned.owned_names.size() << (owned.owned_names.size() == 1 ? " owned parameter name, " : " owned parameter names, ") << owned.aliases.size()
+              << owned.owned_params.size()
+              << (owned.owned_params.size() == 1 ? " owned parameter name, " : " owned parameter names, ")
+              << owned.aliases.size()
               << (owned.aliases.size() == 1 ? " alias" : " aliases");
     if (warnings > 0) std::cout << ", " << warnings << (warnings == 1 ? " warning" : " warnings");
   } else {
@@ -80,6 +84,21 @@ void PrintText(const std::string& path, const shardplan::Result& result) {
     if (warnings > 0) std::cout << ", " << warnings << (warnings == 1 ? " warning" : " warnings");
   }
   std::cout << "\n";
+}
+
+// Matches `--name VALUE` (advancing i) or `--name=VALUE`; a missing value
+// leaves `value` empty.
+bool OptionValue(const std::vector<std::string>& args, size_t& i, std::string_view name, std::string& value) {
+  const std::string& arg = args[i];
+  if (arg == name) {
+    value = i + 1 < args.size() ? args[++i] : "";
+    return true;
+  }
+  if (arg.size() > name.size() && arg.compare(0, name.size(), name) == 0 && arg[name.size()] == '=') {
+    value = arg.substr(name.size() + 1);
+    return true;
+  }
+  return false;
 }
 
 int RunCheck(const std::vector<std::string>& args) {
@@ -92,24 +111,18 @@ int RunCheck(const std::vector<std::string>& args) {
       std::cout << kUsage;
       return 0;
     }
-    if (arg == "--format" || arg.rfind("--format=", 0) == 0) {
-      if (arg == "--format") {
-        if (++i == args.size()) return Usage("--format needs a value");
-        format = args[i];
-      } else {
-        format = arg.substr(9);
-      }
+    std::string value;
+    if (OptionValue(args, i, "--format", value)) {
+      if (value.empty()) return Usage("--format needs a value");
+      format = value;
       if (format != "text" && format != "json") return Usage(absl::StrCat("unknown format '", format, "'"));
-    } else if (arg == "--max-paths" || arg.rfind("--max-paths=", 0) == 0) {
-      std::string value;
-      if (arg == "--max-paths") {
-        if (++i == args.size()) return Usage("--max-paths needs a value");
-        value = args[i];
-      } else {
-        value = arg.substr(12);
-      }
+    } else if (OptionValue(args, i, "--max-paths", value)) {
       if (!absl::SimpleAtoi(value, &options.limits.max_paths) || options.limits.max_paths == 0) {
         return Usage(absl::StrCat("--max-paths needs a positive integer, got '", value, "'"));
+      }
+    } else if (OptionValue(args, i, "--threads", value)) {
+      if (!absl::SimpleAtoi(value, &options.threads) || options.threads < 0) {
+        return Usage(absl::StrCat("--threads needs a non-negative integer, got '", value, "'"));
       }
     } else if (arg.size() > 1 && arg[0] == '-') {
       return Usage(absl::StrCat("unknown option '", arg, "'"));

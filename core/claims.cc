@@ -4,37 +4,78 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/messages.h"
+#include "core/parallel.h"
 #include "core/parse.h"
 
 namespace shardplan {
 namespace {
 
-// A layout parameter name resolved against the owner's subtree.
-struct Resolved {
-  PathId module_path = kNoPath;  // registering module's path
-  ParamId param = 0;
-  bool found = false;
+// What the per-owner phase learns about one owner, independently of others.
+struct OwnerScan {
+  // Per entry of the layout's params, in order: the parameter slot it names
+  // (module_path kNoPath: unknown-parameter; kNested: nested-duplicate).
+  static constexpr PathId kNested = kNoPath - 1;
+  std::vector<ModuleTree::ParamRef> resolved;
+  std::vector<ParamId> expected;  // deduplicated, first-seen order
+  std::string omitted_message;    // empty when nothing is omitted
 };
 
-Resolved ResolveParam(const ModuleTree& tree, PathId owner, std::string_view local) {
-  Resolved r;
-  const size_t dot = local.rfind('.');
-  const std::string_view module_part = dot == std::string_view::npos ? std::string_view() : local.substr(0, dot);
-  const std::string_view param_part = dot == std::string_view::npos ? local : local.substr(dot + 1);
-  if (dot != std::string_view::npos && module_part.empty()) return r;
-  const PathId q = tree.ResolveFrom(owner, module_part);
-  if (q == kNoPath) return r;
-  const NameId name = tree.doc().names.Find(param_part);
-  if (name == kNoName) return r;
-  const int index = tree.ParamIndex(tree.module(q), name);
-  if (index < 0) return r;
-  r.module_path = q;
-  r.param = tree.doc().modules[tree.module(q)].params[static_cast<size_t>(index)].second;
-  r.found = true;
-  return r;
+// Scratch stamps over parameter ids, one set per worker thread.
+struct Stamps {
+  std::vector<uint32_t> expected_by, declared_by;
+};
+
+OwnerScan ScanOwner(const ModuleTree& tree, const std::vector<bool>& owner_at, const Owner& owner, uint32_t stamp,
+                    bool check_omissions, Stamps& stamps) {
+  const Document& doc = tree.doc();
+  const PathId root = owner.path;
+  OwnerScan scan;
+  // Expected: parameters named by a path not under a nested owner.
+  for (PathId q = root; q < tree.end(root);) {
+    if (q != root && owner_at[q]) {
+      q = tree.end(q);
+      continue;
+    }
+    for (const auto& [name, p] : doc.modules[tree.module(q)].params) {
+      if (stamps.expected_by[p] != stamp) {
+        stamps.expected_by[p] = stamp;
+        scan.expected.push_back(p);
+      }
+    }
+    ++q;
+  }
+  const PlacementMap& params = *owner.layout.params;
+  scan.resolved.reserve(params.size());
+  for (const PlacementEntry& entry : params) {
+    ModuleTree::ParamRef ref = tree.ResolveParameter(root, doc.Name(entry.name));
+    if (ref.module_path != kNoPath) {
+      stamps.declared_by[ref.param] = stamp;
+      bool nested = false;
+      for (PathId a = ref.module_path; a != root && !nested; a = tree.parent(a)) nested = owner_at[a];
+      if (nested) ref.module_path = OwnerScan::kNested;
+    }
+    scan.resolved.push_back(ref);
+  }
+  if (!check_omissions) return scan;
+  const bool omits = std::any_of(scan.expected.begin(), scan.expected.end(),
+                                 [&](ParamId p) { return stamps.declared_by[p] != stamp; });
+  if (omits) {
+    std::vector<std::string> names;
+    for (PathId q = root; q < tree.end(root); ++q) {
+      for (const auto& [name, p] : doc.modules[tree.module(q)].params) {
+        if (stamps.expected_by[p] == stamp && stamps.declared_by[p] != stamp) {
+          names.push_back(msg::FullName(tree.RelativeName(root, q), doc.Name(name)));
+        }
+      }
+    }
+    scan.omitted_message = msg::OmittedParameters(tree.fqn(root), {names.begin(), names.end()});
+  }
+  return scan;
 }
 
 }  // namespace
+
+std::string Claims::CanonicalName(const ModuleTree& tree, ParamId p) const { return tree.FullName(canonical[p]); }
 
 Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omissions, DiagnosticSink& sink) {
   const Document& doc = tree.doc();
@@ -49,66 +90,57 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
   std::vector<bool> owner_at(tree.size(), false);
   for (const Owner* o : entries) owner_at[o->path] = true;
 
-  // Stamps (entry index + 1) instead of per-owner sets.
-  std::vector<uint32_t> expected_by(param_count, 0), declared_by(param_count, 0);
-  std::vector<ParamId> expected;
-  for (uint32_t e = 0; e < entries.size(); ++e) {
+  // Per owner, in parallel: resolution, expected set, omissions.
+  std::vector<OwnerScan> scans(entries.size());
+  PerThread<Stamps> stamps([param_count] {
+    return Stamps{std::vector<uint32_t>(param_count, 0), std::vector<uint32_t>(param_count, 0)};
+  });
+  ParallelFor(entries.size(), 64, [&](size_t begin, size_t end) {
+    Stamps& local = stamps.local();
+    for (size_t e = begin; e < end; ++e) {
+      if (!entries[e]->layout.params) continue;
+      scans[e] = ScanOwner(tree, owner_at, *entries[e], static_cast<uint32_t>(e + 1), check_omissions, local);
+    }
+  });
+
+  // In entry order: claims on the shared owner map, and the diagnostics.
+  for (size_t e = 0; e < entries.size(); ++e) {
     Owner& owner = *entries[e];
     if (!owner.layout.params) continue;
-    const uint32_t stamp = e + 1;
-    const PathId root = owner.path;
-    const std::string_view fqn = tree.fqn(root);
-
-    expected.clear();
-    for (PathId q = root; q < tree.end(root);) {
-      if (q != root && owner_at[q]) {
-        q = tree.end(q);
-        continue;
-      }
-      for (const auto& [name, p] : doc.modules[tree.module(q)].params) {
-        if (expected_by[p] != stamp) {
-          expected_by[p] = stamp;
-          expected.push_back(p);
-        }
-      }
-      ++q;
-    }
-
+    const OwnerScan& scan = scans[e];
+    const std::string_view fqn = tree.fqn(owner.path);
     PlacementMap& params = *owner.layout.params;
     size_t kept = 0;
     for (size_t i = 0; i < params.size(); ++i) {
       PlacementEntry& entry = params[i];
-      const std::string_view local = doc.Name(entry.name);
-      const std::string full = msg::FullName(fqn, local);
-      const std::string pointer = absl::StrCat(owner.layout.pointer, "/params/", JsonPointerToken(local));
-      auto report = [&](std::string_view code, std::string message) {
-        Diagnostic& d = sink.Error(code, std::move(message));
+      auto report = [&](std::string_view code, std::string (*message)(std::string_view)) {
+        const std::string_view local = doc.Name(entry.name);
+        const std::string full = msg::FullName(fqn, local);
+        Diagnostic& d = sink.Error(code, message(full));
         d.fqn = std::string(fqn);
         d.parameter = full;
-        d.pointer = pointer;
+        d.pointer = absl::StrCat(owner.layout.pointer, "/params/", JsonPointerToken(local));
       };
       bool keep = true;
-      const Resolved r = ResolveParam(tree, root, local);
-      if (!r.found) {
-        report("unknown-parameter", msg::UnknownParameter(full));
+      const ModuleTree::ParamRef& ref = scan.resolved[i];
+      if (ref.module_path == kNoPath) {
+        report("unknown-parameter", msg::UnknownParameter);
+      } else if (ref.module_path == OwnerScan::kNested) {
+        report("nested-duplicate", msg::NestedDuplicate);
       } else {
-        bool nested = false;
-        for (PathId a = r.module_path; a != root && !nested; a = tree.parent(a)) nested = owner_at[a];
-        if (nested) {
-          report("nested-duplicate", msg::NestedDuplicate(full));
-        } else if (claims.owned[r.param]) {
-          if (!SamePlacements(claims.placement[r.param], entry.placements)) {
-            report("shared-conflict", msg::SharedConflict(full));
+        const ParamId p = ref.param;
+        if (claims.owned[p]) {
+          if (!SamePlacements(claims.placement[p], entry.placements)) {
+            report("shared-conflict", msg::SharedConflict);
           } else {
             keep = false;
           }
         } else {
-          claims.owned[r.param] = true;
-          claims.placement[r.param] = entry.placements;
-          claims.canonical[r.param] = full;
+          claims.owned[p] = true;
+          claims.placement[p] = entry.placements;
+          claims.canonical[p] = {ref.module_path, ref.name};
         }
-        declared_by[r.param] = stamp;
-        if (keep) owner.required.push_back(r.param);
+        if (keep) owner.required.push_back(p);
       }
       if (keep) {
         if (kept != i) params[kept] = std::move(entry);
@@ -116,35 +148,45 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
       }
     }
     params.resize(kept);
-
-    const bool omits = check_omissions && std::any_of(expected.begin(), expected.end(),
-                                   [&](ParamId p) { return declared_by[p] != stamp; });
-    if (omits) {
-      std::vector<std::string> names;
-      for (PathId q = root; q < tree.end(root); ++q) {
-        for (const auto& [name, p] : doc.modules[tree.module(q)].params) {
-          if (expected_by[p] == stamp && declared_by[p] != stamp) {
-            names.push_back(msg::FullName(tree.RelativeName(root, q), doc.Name(name)));
-          }
-        }
-      }
-      std::vector<std::string_view> views(names.begin(), names.end());
-      Diagnostic& d = sink.Error("omitted-parameters", msg::OmittedParameters(fqn, views));
+    if (!scan.omitted_message.empty()) {
+      Diagnostic& d = sink.Error("omitted-parameters", scan.omitted_message);
       d.fqn = std::string(fqn);
       d.pointer = absl::StrCat(owner.layout.pointer, "/params");
     }
-    for (ParamId p : expected) claims.expected[p] = true;
+    for (ParamId p : scan.expected) claims.expected[p] = true;
     std::sort(owner.required.begin(), owner.required.end());
     owner.required.erase(std::unique(owner.required.begin(), owner.required.end()), owner.required.end());
   }
 
-  for (PathId q = 0; q < tree.size(); ++q) {
-    for (const auto& [name, p] : doc.modules[tree.module(q)].params) {
-      if (!claims.owned[p]) continue;
-      std::string full = msg::FullName(tree.fqn(q), doc.Name(name));
-      if (full != claims.canonical[p]) claims.aliases.emplace_back(claims.canonical[p], full);
-      claims.owned_names.push_back(std::move(full));
+  // named_parameters(root): owned names and aliases, per chunk of paths in
+  // parallel, concatenated in order. Names are spelled out only for aliases.
+  struct Chunk {
+    std::vector<ModuleTree::ParamPath> owned;
+    std::vector<std::pair<std::string, std::string>> aliases;
+  };
+  constexpr size_t kGrain = 4096;
+  std::vector<Chunk> chunks((tree.size() + kGrain - 1) / kGrain);
+  ParallelFor(chunks.size(), 1, [&](size_t begin, size_t end) {
+    for (size_t c = begin; c < end; ++c) {
+      Chunk& chunk = chunks[c];
+      const PathId last = static_cast<PathId>(std::min(tree.size(), (c + 1) * kGrain));
+      for (PathId q = static_cast<PathId>(c * kGrain); q < last; ++q) {
+        for (const auto& [name, p] : doc.modules[tree.module(q)].params) {
+          if (!claims.owned[p]) continue;
+          const ModuleTree::ParamPath here{q, name};
+          chunk.owned.push_back(here);
+          // Distinct slots have distinct full names.
+          const ModuleTree::ParamPath& canonical = claims.canonical[p];
+          if (canonical.module != q || canonical.name != name) {
+            chunk.aliases.emplace_back(tree.FullName(canonical), tree.FullName(here));
+          }
+        }
+      }
     }
+  });
+  for (Chunk& chunk : chunks) {
+    claims.owned_params.insert(claims.owned_params.end(), chunk.owned.begin(), chunk.owned.end());
+    std::move(chunk.aliases.begin(), chunk.aliases.end(), std::back_inserter(claims.aliases));
   }
   return claims;
 }

@@ -13,18 +13,21 @@
 namespace shardplan {
 
 struct Claims {
-  // Per parameter id: whether it is owned, its owning placement and its
-  // canonical (first claimant's) full name.
+  // Per parameter id: whether it is owned, its owning placement, and where
+  // its canonical (first claimant's) full name comes from.
   std::vector<bool> owned;
   std::vector<NamedPlacements> placement;
-  std::vector<std::string> canonical;
+  std::vector<ModuleTree::ParamPath> canonical;  // the first claimant's slot
   // Per parameter id: expected by some owner (declared or not under a nested
   // owner).
   std::vector<bool> expected;
-  // Full names of owned parameters, in named_parameters(root) order.
-  std::vector<std::string> owned_names;
+  // Owned parameter names, in named_parameters(root) order.
+  std::vector<ModuleTree::ParamPath> owned_params;
   // [canonical, alias] pairs, in named_parameters(root) order.
   std::vector<std::pair<std::string, std::string>> aliases;
+
+  // The canonical full name of an owned parameter.
+  std::string CanonicalName(const ModuleTree& tree, ParamId p) const;
 };
 
 // Verifies, over owners in entry order: - every declared parameter exists
@@ -34,9 +37,12 @@ struct Claims {
 // - every expected parameter is declared (omitted-parameters). Fills each
 // owner's `required` and reduces its params. Owners whose params are missing
 // (ports-missing) claim nothing. `check_omissions` is false when collection
-// did not add an owner the document asks for: which parameters a parent must declare depends on
-// its nested owners, so omissions would be cascades. Linear in the number of
-// parameter paths.
+// did not add an owner the document asks for: which parameters a parent must
+// declare depends on its nested owners, so omissions would be cascades.
+//
+// Linear in the number of parameter paths. Name resolution, expected sets
+// and omissions are per owner and run in parallel; only the claims on the
+// shared owner map run in entry order.
 Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omissions, DiagnosticSink& sink);
 
 }  // namespace shardplan

@@ -8,6 +8,7 @@
 #include "core/glob.h"
 #include "core/messages.h"
 #include "core/name_set.h"
+#include "core/parallel.h"
 #include "core/parse.h"
 
 namespace shardplan {
@@ -34,6 +35,9 @@ class Collector {
   // Marks every module in the subtree of any family boundary; then, per
   // module, whether its own subtree contains such a module.
   std::vector<bool> TouchesFamilySubtree() const;
+  // Every path whose FQN matches, in named_modules order; matched in
+  // parallel over chunks of paths.
+  std::vector<PathId> MatchingPaths(const Glob& glob) const;
 
   const ModuleTree& tree_;
   const Document& doc_;
@@ -151,6 +155,22 @@ std::vector<bool> Collector::TouchesFamilySubtree() const {
   return touches;
 }
 
+std::vector<PathId> Collector::MatchingPaths(const Glob& glob) const {
+  constexpr size_t kGrain = 2048;
+  std::vector<std::vector<PathId>> chunks((tree_.size() + kGrain - 1) / kGrain);
+  ParallelFor(chunks.size(), 1, [&](size_t begin, size_t end) {
+    for (size_t c = begin; c < end; ++c) {
+      const PathId last = static_cast<PathId>(std::min(tree_.size(), (c + 1) * kGrain));
+      for (PathId p = static_cast<PathId>(c * kGrain); p < last; ++p) {
+        if (glob.Matches(tree_.fqn(p))) chunks[c].push_back(p);
+      }
+    }
+  });
+  std::vector<PathId> hits;
+  for (const std::vector<PathId>& chunk : chunks) hits.insert(hits.end(), chunk.begin(), chunk.end());
+  return hits;
+}
+
 void Collector::NativeRequests() {
   if (doc_.native.empty()) return;
   const std::vector<bool> touches_family = TouchesFamilySubtree();
@@ -178,9 +198,7 @@ void Collector::NativeRequests() {
       if (glob.is_literal()) {
         if (PathId p = tree_.Resolve(pattern); p != kNoPath && tree_.fqn(p) == pattern) hit(p);
       } else {
-        for (PathId p = 0; p < tree_.size(); ++p) {
-          if (glob.Matches(tree_.fqn(p))) hit(p);
-        }
+        for (PathId p : MatchingPaths(glob)) hit(p);
       }
       if (!any) {
         dropped_ = true;

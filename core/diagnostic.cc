@@ -1,5 +1,7 @@
 #include "core/diagnostic.h"
 
+#include <iterator>
+
 namespace shardplan {
 
 std::string_view SeverityName(Severity severity) {
@@ -18,6 +20,16 @@ Diagnostic& DiagnosticSink::Error(std::string_view code, std::string message) {
   diagnostics_.push_back(
       Diagnostic{std::string(code), Severity::kError, std::move(message), {}, {}, {}});
   return diagnostics_.back();
+}
+
+void DiagnosticSink::Append(DiagnosticSink&& other) {
+  if (diagnostics_.empty()) {
+    diagnostics_ = std::move(other.diagnostics_);
+  } else {
+    diagnostics_.insert(diagnostics_.end(), std::make_move_iterator(other.diagnostics_.begin()),
+                        std::make_move_iterator(other.diagnostics_.end()));
+  }
+  other.diagnostics_.clear();
 }
 
 }  // namespace shardplan

@@ -33,6 +33,9 @@ class DiagnosticSink {
   // Appends an error and returns it so that callers can fill optional fields.
   Diagnostic& Error(std::string_view code, std::string message);
 
+  // Appends every diagnostic of `other`, in order.
+  void Append(DiagnosticSink&& other);
+
   bool has_errors() const { return !diagnostics_.empty(); }
   std::vector<Diagnostic> Take() { return std::move(diagnostics_); }
 

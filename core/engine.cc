@@ -9,14 +9,14 @@
 #include "core/layout_checks.h"
 #include "core/module_tree.h"
 #include "core/owners.h"
+#include "core/parallel.h"
 #include "core/plan_check.h"
 
 namespace shardplan {
 
-absl::StatusOr<Result> Check(std::string_view json, const CheckOptions& options) {
-  if (options.limits.max_paths == 0 || options.limits.max_fqn_bytes == 0 || options.limits.max_json_depth < 1) {
-    return absl::InvalidArgumentError("limits must be positive");
-  }
+namespace {
+
+Result CheckDocument(std::string_view json, const CheckOptions& options) {
   Result result;
   ParsedDocument parsed = ParseDocument(json, options.limits);
   if (parsed.error) {
@@ -26,7 +26,9 @@ absl::StatusOr<Result> Check(std::string_view json, const CheckOptions& options)
   std::shared_ptr<const Document> doc(std::move(parsed.document));
   result.document = doc;
 
-  const ModuleTree tree(*doc);
+  auto shared_tree = std::make_shared<const ModuleTree>(*doc);
+  result.tree = shared_tree;
+  const ModuleTree& tree = *shared_tree;
   Owners owners(doc->modules.size());
   DiagnosticSink sink;
   const bool all_added = CollectOwners(tree, owners, sink);
@@ -48,13 +50,22 @@ absl::StatusOr<Result> Check(std::string_view json, const CheckOptions& options)
     owned.entries.push_back(
         {std::string(tree.fqn(o->path)), o->kind, std::move(o->layout), std::move(o->parallel), std::move(o->required)});
   }
-  owned.owned_names = std::move(claims.owned_names);
-  std::sort(owned.owned_names.begin(), owned.owned_names.end());
+  owned.owned_params = std::move(claims.owned_params);
   for (ParamId p = 0; p < claims.expected.size(); ++p) {
     if (claims.expected[p]) owned.expected.push_back(p);
   }
   owned.aliases = std::move(claims.aliases);
   return result;
+}
+
+}  // namespace
+
+absl::StatusOr<Result> Check(std::string_view json, const CheckOptions& options) {
+  if (options.limits.max_paths == 0 || options.limits.max_fqn_bytes == 0 || options.limits.max_json_depth < 1) {
+    return absl::InvalidArgumentError("limits must be positive");
+  }
+  if (options.threads < 0) return absl::InvalidArgumentError("threads must be 0 (all cores) or positive");
+  return WithThreads(options.threads, [&] { return CheckDocument(json, options); });
 }
 
 }  // namespace shardplan

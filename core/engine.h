@@ -20,6 +20,9 @@ namespace shardplan {
 
 struct CheckOptions {
   Limits limits;
+  // Worker threads for the parallel phases; 0 means all cores. Results and
+  // the order of diagnostics are the same for every value.
+  int threads = 0;
 };
 
 // Collects module-owned layouts and claims (spec section 4), then, when that

@@ -70,6 +70,7 @@ Glob::Glob(std::string_view pattern) {
       tokens_.push_back({Kind::kLiteral, false, c});
     }
   }
+  BuildSegments();
 }
 
 // Mirrors fnmatch.translate's handling of pat[i:j] (the text between '[' and
@@ -171,37 +172,65 @@ bool Glob::TokenMatches(const Token& token, uint32_t cp) const {
   return false;
 }
 
-// Greedy matching with one backtrack point: every token but '*' consumes
-// exactly one character, so resuming after the last star is complete.
-template <typename Text>
-bool Glob::MatchText(const Text& text, size_t size) const {
-  size_t t = 0, p = 0;
-  size_t star_p = SIZE_MAX, star_t = 0;
-  while (t < size) {
-    if (p < tokens_.size() && tokens_[p].kind == Kind::kStar) {
-      star_p = p++;
-      star_t = t;
-    } else if (p < tokens_.size() && TokenMatches(tokens_[p], static_cast<uint32_t>(text[t]))) {
-      ++p;
-      ++t;
-    } else if (star_p != SIZE_MAX) {
-      p = star_p + 1;
-      t = ++star_t;
-    } else {
-      return false;
+void Glob::BuildSegments() {
+  uint32_t begin = 0;
+  for (uint32_t t = 0; t <= tokens_.size(); ++t) {
+    if (t == tokens_.size() || tokens_[t].kind == Kind::kStar) {
+      segments_.push_back({begin, t});
+      begin = t + 1;
     }
   }
-  while (p < tokens_.size() && tokens_[p].kind == Kind::kStar) ++p;
-  return p == tokens_.size();
+}
+
+template <typename Char>
+bool Glob::SegmentMatchesAt(const Segment& seg, const Char* text) const {
+  for (uint32_t t = seg.begin; t < seg.end; ++t) {
+    if (!TokenMatches(tokens_[t], static_cast<uint32_t>(text[t - seg.begin]))) return false;
+  }
+  return true;
+}
+
+// Every token but '*' consumes exactly one character, so with the pattern
+// split at its stars into segments S0 * S1 * ... * Sn: S0 must match at the
+// start, Sn at the end, and each middle segment at its leftmost position
+// after the previous one (leftmost is never worse for what follows).
+template <typename Char>
+bool Glob::MatchText(const Char* text, size_t size) const {
+  const Segment& first = segments_.front();
+  const size_t first_len = first.end - first.begin;
+  if (segments_.size() == 1) return size == first_len && SegmentMatchesAt(first, text);
+  const Segment& last = segments_.back();
+  const size_t last_len = last.end - last.begin;
+  if (size < first_len + last_len || !SegmentMatchesAt(first, text) ||
+      !SegmentMatchesAt(last, text + size - last_len)) {
+    return false;
+  }
+  size_t pos = first_len;
+  const size_t limit = size - last_len;
+  for (size_t s = 1; s + 1 < segments_.size(); ++s) {
+    const Segment& seg = segments_[s];
+    const size_t len = seg.end - seg.begin;
+    const Token& lead = tokens_[seg.begin];
+    bool found = false;
+    for (; pos + len <= limit; ++pos) {
+      if (lead.kind == Kind::kLiteral && static_cast<uint32_t>(text[pos]) != lead.cp) continue;
+      if (SegmentMatchesAt(seg, text + pos)) {
+        found = true;
+        break;
+      }
+    }
+    if (!found) return false;
+    pos += len;
+  }
+  return true;
 }
 
 bool Glob::Matches(std::string_view text) const {
   if (IsAscii(text)) {
-    const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
-    return MatchText(bytes, text.size());
+    return MatchText(reinterpret_cast<const uint8_t*>(text.data()), text.size());
   }
-  std::vector<uint32_t> cps = Decode(text);
-  return MatchText(cps, cps.size());
+  const std::vector<uint32_t> cps = Decode(text);
+  return MatchText(cps.data(), cps.size());
 }
 
 }  // namespace shardplan

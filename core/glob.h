@@ -35,13 +35,24 @@ class Glob {
     uint32_t ranges_end = 0;
   };
 
+  // A maximal run of single-character tokens between stars.
+  struct Segment {
+    uint32_t begin, end;  // [begin, end) into tokens_
+  };
+
   void CompileSet(const std::vector<uint32_t>& pat, size_t open, size_t close);
+  void BuildSegments();
   bool TokenMatches(const Token& token, uint32_t cp) const;
-  template <typename Text>
-  bool MatchText(const Text& text, size_t size) const;
+  template <typename Char>
+  bool SegmentMatchesAt(const Segment& seg, const Char* text) const;
+  template <typename Char>
+  bool MatchText(const Char* text, size_t size) const;
 
   std::vector<Token> tokens_;
   std::vector<Range> ranges_;
+  // The pattern is segments_[0] * segments_[1] * ... (no star when there is
+  // one segment).
+  std::vector<Segment> segments_;
   bool literal_ = true;
 };
 

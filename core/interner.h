@@ -5,9 +5,7 @@
 #define SHARDPLAN_CORE_INTERNER_H_
 
 #include <cstdint>
-#include <deque>
-#include <optional>
-#include <string>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -32,7 +30,12 @@ class Interner {
   std::string_view View(NameId id) const { return views_[id]; }
 
  private:
-  std::deque<std::string> storage_;  // stable addresses for the views
+  // Copies `text` into the arena: blocks never move, so views stay valid.
+  std::string_view Store(std::string_view text);
+
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  size_t block_left_ = 0;
+  char* block_next_ = nullptr;
   std::vector<std::string_view> views_;
   absl::flat_hash_map<std::string_view, NameId> ids_;
 };

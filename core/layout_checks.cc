@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/messages.h"
 #include "core/name_set.h"
+#include "core/parallel.h"
 #include "core/parse.h"
 
 namespace shardplan {
@@ -111,13 +112,19 @@ void CheckParallelAxes(const ModuleTree& tree, PathId path, const ParallelSpec& 
 }
 
 void CheckOwners(const ModuleTree& tree, const Owners& owners, DiagnosticSink& sink) {
-  for (const Owner* owner : owners.InOrder()) {
-    CheckPorts(tree, owner->path, owner->layout, sink);
-    CheckPlacements(tree, owner->path, owner->layout, sink);
-    if (owner->parallel && !HasCachedFamily(tree.doc(), owner->module)) {
-      CheckParallelAxes(tree, owner->path, *owner->parallel, sink);
+  const std::vector<const Owner*> entries = owners.InOrder();
+  std::vector<DiagnosticSink> found(entries.size());
+  ParallelFor(entries.size(), 256, [&](size_t begin, size_t end) {
+    for (size_t e = begin; e < end; ++e) {
+      const Owner& owner = *entries[e];
+      CheckPorts(tree, owner.path, owner.layout, found[e]);
+      CheckPlacements(tree, owner.path, owner.layout, found[e]);
+      if (owner.parallel && !HasCachedFamily(tree.doc(), owner.module)) {
+        CheckParallelAxes(tree, owner.path, *owner.parallel, found[e]);
+      }
     }
-  }
+  });
+  for (DiagnosticSink& owner_sink : found) sink.Append(std::move(owner_sink));
 }
 
 }  // namespace shardplan

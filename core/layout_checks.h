@@ -27,7 +27,8 @@ void CheckParallelAxes(const ModuleTree& tree, PathId path, const ParallelSpec& 
 // Whether the module has an applied (cached) family layout.
 bool HasCachedFamily(const Document& doc, ModuleId m);
 
-// Section 4 step 5 for every owner, in entry order.
+// Section 4 step 5 for every owner, in entry order (checked in parallel,
+// reported in order).
 void CheckOwners(const ModuleTree& tree, const Owners& owners, DiagnosticSink& sink);
 
 }  // namespace shardplan

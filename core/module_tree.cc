@@ -51,14 +51,33 @@ ModuleTree::ModuleTree(const Document& doc) : doc_(doc), first_path_(doc.modules
   }
 }
 
+std::string ModuleTree::FullName(ParamPath param) const {
+  const std::string_view prefix = fqn(param.module), name = doc_.Name(param.name);
+  std::string out;
+  out.reserve(prefix.size() + 1 + name.size());
+  if (!prefix.empty()) {
+    out += prefix;
+    out += '.';
+  }
+  out += name;
+  return out;
+}
+
 PathId ModuleTree::ChildNamed(PathId p, NameId name) const {
   auto it = child_index_.find(Key(module_[p], name));
   return it == child_index_.end() ? kNoPath : child(p, it->second);
 }
 
-int ModuleTree::ParamIndex(ModuleId m, NameId name) const {
-  auto it = param_index_.find(Key(m, name));
-  return it == param_index_.end() ? -1 : static_cast<int>(it->second);
+ModuleTree::ParamRef ModuleTree::ResolveParameter(PathId from, std::string_view local) const {
+  const size_t dot = local.rfind('.');
+  if (dot == 0) return {};
+  const PathId q = dot == std::string_view::npos ? from : ResolveFrom(from, local.substr(0, dot));
+  if (q == kNoPath) return {};
+  const NameId name = doc_.names.Find(dot == std::string_view::npos ? local : local.substr(dot + 1));
+  if (name == kNoName) return {};
+  auto it = param_index_.find(Key(module_[q], name));
+  if (it == param_index_.end()) return {};
+  return {q, name, doc_.modules[module_[q]].params[it->second].second};
 }
 
 PathId ModuleTree::ResolveFrom(PathId from, std::string_view relative) const {

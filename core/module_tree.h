@@ -49,10 +49,23 @@ class ModuleTree {
   PathId Resolve(std::string_view fqn) const { return ResolveFrom(0, fqn); }
   // Follows `relative` (non-empty names separated by dots) from path `from`.
   PathId ResolveFrom(PathId from, std::string_view relative) const;
+  // A parameter named `local` ("a.b.weight": child names then a parameter
+  // name) relative to path `from`, as named_parameters names it.
+  struct ParamRef {
+    PathId module_path = kNoPath;  // the registering module's path; kNoPath if none
+    NameId name = kNoName;         // the slot's name in that module
+    ParamId param = 0;
+  };
+  ParamRef ResolveParameter(PathId from, std::string_view local) const;
+  // A parameter slot of the module at `module` named `name`; its full name
+  // is fqn(module) + "." + name (name alone at the root).
+  struct ParamPath {
+    PathId module;
+    NameId name;
+  };
+  std::string FullName(ParamPath param) const;
   // The child of p named `name`, or kNoPath.
   PathId ChildNamed(PathId p, NameId name) const;
-  // Index of parameter `name` in the module's params, or -1.
-  int ParamIndex(ModuleId m, NameId name) const;
 
   // The name of path q relative to ancestor-or-self p ("" when q == p).
   std::string_view RelativeName(PathId p, PathId q) const {

@@ -1,10 +1,11 @@
 #include "core/parse.h"
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 #include <string>
 #include <utility>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/name_set.h"
@@ -18,10 +19,63 @@ namespace {
 
 using rapidjson::Value;
 
-constexpr unsigned kParseFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag;
+// Recursive (bounded by DepthLimitedHandler) and in situ: strings are decoded
+// inside our own copy of the text, never allocated. UTF-8 is validated beforehand by ValidUtf8Prefix, much faster
+// than the reader's per-character validation.
+constexpr unsigned kParseFlags = rapidjson::kParseInsituFlag;
 
-// Forwards SAX events to the DOM builder, refusing nesting beyond a limit so
-// that hostile input cannot exhaust memory or stack later on.
+// The length of the longest prefix of `text` that is valid UTF-8 (no
+// overlong forms, surrogates or code points past U+10FFFF) with no NUL byte,
+// which JSON text never contains unescaped.
+size_t ValidUtf8Prefix(std::string_view text) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  size_t i = 0;
+  while (i < n) {
+    // Eight ASCII bytes at a time, none of them NUL.
+    if (i + 8 <= n) {
+      uint64_t word;
+      std::memcpy(&word, s + i, 8);
+      const bool ascii = (word & 0x8080808080808080ull) == 0;
+      const bool has_zero = ((word - 0x0101010101010101ull) & ~word & 0x8080808080808080ull) != 0;
+      if (ascii && !has_zero) {
+        i += 8;
+        continue;
+      }
+    }
+    const unsigned char c = s[i];
+    if (c == 0) return i;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint32_t lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;  // no UTF-16 surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + len > n || s[i + 1] < lo || s[i + 1] > hi) return i;
+    for (size_t k = 2; k < len; ++k) {
+      if ((s[i + k] & 0xC0) != 0x80) return i;
+    }
+    i += len;
+  }
+  return n;
+}
+
+// Forwards SAX events to the DOM builder, refusing nesting beyond a limit
+// before the reader descends: the recursive reader never goes deeper, and
+// hostile input cannot exhaust the stack.
 template <typename Handler>
 class DepthLimitedHandler {
  public:
@@ -73,9 +127,6 @@ std::string_view TypeName(const Value& v) {
 
 std::string_view Str(const Value& v) { return std::string_view(v.GetString(), v.GetStringLength()); }
 
-constexpr std::string_view kLegacyFields[] = {"local_compute_fn", "inner_wrapper", "inner_target",
-                                              "region_dispatch"};
-
 constexpr std::pair<std::string_view, Dtype> kDtypes[] = {
     {"float32", Dtype::kFloat32},          {"float16", Dtype::kFloat16},
     {"bfloat16", Dtype::kBfloat16},        {"float8_e4m3fn", Dtype::kFloat8E4m3fn},
@@ -93,24 +144,40 @@ class Parser {
   const std::string& error_pointer() const { return error_pointer_; }
 
  private:
+  // One reference token of the current pointer: a key, or an array index
+  // when `key.data()` is null. Tokens are kept as views and only spelled
+  // out when a pointer is needed (an error, or a stored layout pointer).
+  struct Token {
+    std::string_view key;
+    size_t index = 0;
+  };
   // Appends one reference token to the current pointer for its lifetime.
   class At {
    public:
-    At(Parser& parser, std::string_view token) : parser_(parser), size_(parser.pointer_.size()) {
-      parser_.pointer_ += '/';
-      parser_.pointer_ += JsonPointerToken(token);
-    }
-    At(Parser& parser, size_t index) : At(parser, std::to_string(index)) {}
-    ~At() { parser_.pointer_.resize(size_); }
+    At(Parser& parser, std::string_view key) : parser_(parser) { parser_.tokens_.push_back({key, 0}); }
+    At(Parser& parser, size_t index) : parser_(parser) { parser_.tokens_.push_back({{}, index}); }
+    ~At() { parser_.tokens_.pop_back(); }
 
    private:
     Parser& parser_;
-    size_t size_;
   };
+
+  std::string Pointer() const {
+    std::string out;
+    for (const Token& t : tokens_) {
+      out += '/';
+      if (t.key.data() == nullptr) {
+        out += std::to_string(t.index);
+      } else {
+        out += JsonPointerToken(t.key);
+      }
+    }
+    return out;
+  }
 
   bool Fail(std::string message) {
     error_ = std::move(message);
-    error_pointer_ = pointer_;
+    error_pointer_ = Pointer();
     return false;
   }
   bool Expect(const Value& v, bool ok, std::string_view what) {
@@ -121,7 +188,18 @@ class Parser {
   bool ExpectString(const Value& v) { return Expect(v, v.IsString(), "a string"); }
 
   // Every key unique and, when `allowed` is non-empty, one of `allowed`.
-  bool CheckKeys(const Value& obj, std::initializer_list<std::string_view> allowed);
+  // The members of an object of known shape, by the index of their key in
+  // `allowed`, read in one pass; unknown and duplicate keys are refused.
+  template <size_t N>
+  struct Fields {
+    std::array<const Value*, N> values{};
+    const Value* operator[](size_t k) const { return values[k]; }
+  };
+  template <size_t N>
+  bool ReadFields(const Value& obj, const std::array<std::string_view, N>& allowed, Fields<N>& out);
+  bool Required(const Value* v, std::string_view key) {
+    return v != nullptr || Fail(absl::StrCat("missing required key ", PyRepr(key)));
+  }
   bool CheckUniqueKeys(const Value& obj);
   // Fails on a duplicate key anywhere inside `v` (values we do not model).
   bool CheckUniqueKeysDeep(const Value& v);
@@ -145,11 +223,24 @@ class Parser {
 
   Document& doc_;
   const Limits& limits_;
-  std::string pointer_;
+  std::vector<Token> tokens_;
   std::string error_;
   std::string error_pointer_;
-  absl::flat_hash_map<std::string_view, ParamId> param_ids_;
-  absl::flat_hash_map<std::string_view, ModuleId> module_ids_;
+  // Parameter and module indexes by the NameId of their id (kNone where a
+  // name is no such id): one hash of the id string per reference.
+  static constexpr uint32_t kNone = UINT32_MAX;
+  static bool Define(std::vector<uint32_t>& by_name, NameId name, uint32_t index) {
+    if (name >= by_name.size()) by_name.resize(name + 1, kNone);
+    if (by_name[name] != kNone) return false;
+    by_name[name] = index;
+    return true;
+  }
+  uint32_t Lookup(const std::vector<uint32_t>& by_name, std::string_view id) const {
+    const NameId name = doc_.names.Find(id);
+    return name < by_name.size() ? by_name[name] : kNone;
+  }
+  std::vector<ParamId> param_by_name_;
+  std::vector<ModuleId> module_by_name_;
 };
 
 bool Parser::CheckUniqueKeys(const Value& obj) {
@@ -176,16 +267,24 @@ bool Parser::CheckUniqueKeys(const Value& obj) {
   return true;
 }
 
-bool Parser::CheckKeys(const Value& obj, std::initializer_list<std::string_view> allowed) {
-  if (!CheckUniqueKeys(obj)) return false;
+template <size_t N>
+bool Parser::ReadFields(const Value& obj, const std::array<std::string_view, N>& allowed, Fields<N>& out) {
+  if (!ExpectObject(obj)) return false;
   for (auto m = obj.MemberBegin(); m != obj.MemberEnd(); ++m) {
-    std::string_view key = Str(m->name);
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+    const std::string_view key = Str(m->name);
+    size_t k = 0;
+    while (k < N && allowed[k] != key) ++k;
+    if (k == N) {
       At at(*this, key);
       std::string list;
       for (std::string_view a : allowed) absl::StrAppend(&list, list.empty() ? "" : ", ", a);
       return Fail(absl::StrCat("unknown key ", PyRepr(key), " (expected one of: ", list, ")"));
     }
+    if (out[k] != nullptr) {
+      At at(*this, key);
+      return Fail(absl::StrCat("duplicate key ", PyRepr(key)));
+    }
+    out.values[k] = &m->value;
   }
   return true;
 }
@@ -231,54 +330,50 @@ bool Parser::NonNegativeInts(const Value& v, bool positive, std::vector<int64_t>
 }
 
 bool Parser::ParseRoot(const Value& root) {
-  if (!ExpectObject(root)) return false;
-  if (!CheckKeys(root, {"schema", "mesh", "parameters", "root", "modules", "providers", "plan"})) {
-    return false;
-  }
-  for (std::string_view required : {"schema", "mesh", "parameters", "root", "modules"}) {
-    if (!root.HasMember(rapidjson::StringRef(required.data(), required.size()))) {
-      return Fail(absl::StrCat("missing required key ", PyRepr(required)));
-    }
+  enum { kSchema, kMesh, kParameters, kRoot, kModules, kProviders, kPlan };
+  static constexpr std::array<std::string_view, 7> kKeys = {"schema", "mesh",      "parameters", "root",
+                                                           "modules", "providers", "plan"};
+  Fields<7> f;
+  if (!ReadFields(root, kKeys, f)) return false;
+  for (int k : {kSchema, kMesh, kParameters, kRoot, kModules}) {
+    if (!Required(f[k], kKeys[k])) return false;
   }
   {
     At at(*this, "schema");
-    const Value& schema = root["schema"];
-    if (!ExpectString(schema)) return false;
-    if (Str(schema) != "shardplan.v1") {
-      return Fail(absl::StrCat("unsupported schema ", PyRepr(Str(schema)), " (expected 'shardplan.v1')"));
+    if (!ExpectString(*f[kSchema])) return false;
+    if (Str(*f[kSchema]) != "shardplan.v1") {
+      return Fail(absl::StrCat("unsupported schema ", PyRepr(Str(*f[kSchema])), " (expected 'shardplan.v1')"));
     }
   }
   {
     At at(*this, "mesh");
-    if (!ParseMesh(root["mesh"])) return false;
+    if (!ParseMesh(*f[kMesh])) return false;
   }
   {
     At at(*this, "parameters");
-    if (!ParseParameters(root["parameters"])) return false;
+    if (!ParseParameters(*f[kParameters])) return false;
   }
   {
     At at(*this, "modules");
-    if (!ParseModules(root["modules"])) return false;
+    if (!ParseModules(*f[kModules])) return false;
   }
   {
     At at(*this, "root");
-    const Value& r = root["root"];
-    if (!ExpectString(r)) return false;
-    auto it = module_ids_.find(Str(r));
-    if (it == module_ids_.end()) return Fail(absl::StrCat("unknown module id ", PyRepr(Str(r))));
-    doc_.root = it->second;
+    if (!ExpectString(*f[kRoot])) return false;
+    doc_.root = Lookup(module_by_name_, Str(*f[kRoot]));
+    if (doc_.root == kNone) return Fail(absl::StrCat("unknown module id ", PyRepr(Str(*f[kRoot]))));
   }
   {
     At at(*this, "modules");
     if (!CheckTree()) return false;
   }
-  if (auto it = root.FindMember("providers"); it != root.MemberEnd()) {
+  if (f[kProviders]) {
     At at(*this, "providers");
-    if (!ParseProviders(it->value)) return false;
+    if (!ParseProviders(*f[kProviders])) return false;
   }
-  if (auto it = root.FindMember("plan"); it != root.MemberEnd()) {
+  if (f[kPlan]) {
     At at(*this, "plan");
-    if (!ParsePlan(it->value)) return false;
+    if (!ParsePlan(*f[kPlan])) return false;
   }
   return true;
 }
@@ -300,36 +395,37 @@ bool Parser::ParseMesh(const Value& v) {
 bool Parser::ParseParameters(const Value& v) {
   if (!ExpectObject(v)) return false;
   doc_.parameters.reserve(v.MemberCount());
-  param_ids_.reserve(v.MemberCount());
   for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
     At at(*this, Str(m->name));
-    if (!param_ids_.emplace(Str(m->name), static_cast<ParamId>(doc_.parameters.size())).second) {
-      return Fail(absl::StrCat("duplicate key ", PyRepr(Str(m->name))));
-    }
-    const Value& p = m->value;
-    if (!ExpectObject(p) || !CheckKeys(p, {"shape", "dtype", "blocks"})) return false;
     Parameter param;
     param.id = doc_.names.Intern(Str(m->name));
-    if (auto it = p.FindMember("shape"); it != p.MemberEnd()) {
+    if (!Define(param_by_name_, param.id, static_cast<ParamId>(doc_.parameters.size()))) {
+      return Fail(absl::StrCat("duplicate key ", PyRepr(Str(m->name))));
+    }
+    enum { kShape, kDtype, kBlocks };
+    static constexpr std::array<std::string_view, 3> kKeys = {"shape", "dtype", "blocks"};
+    Fields<3> f;
+    if (!ReadFields(m->value, kKeys, f)) return false;
+    if (f[kShape]) {
       At at_shape(*this, "shape");
       param.shape.emplace();
-      if (!NonNegativeInts(it->value, /*positive=*/false, *param.shape)) return false;
+      if (!NonNegativeInts(*f[kShape], /*positive=*/false, *param.shape)) return false;
     }
-    if (auto it = p.FindMember("dtype"); it != p.MemberEnd()) {
+    if (const Value* dtype = f[kDtype]) {
       At at_dtype(*this, "dtype");
-      if (!ExpectString(it->value)) return false;
+      if (!ExpectString(*dtype)) return false;
       auto found = std::find_if(std::begin(kDtypes), std::end(kDtypes),
-                                [&](const auto& d) { return d.first == Str(it->value); });
+                                [&](const auto& d) { return d.first == Str(*dtype); });
       if (found == std::end(kDtypes)) {
-        return Fail(absl::StrCat("unknown dtype ", PyRepr(Str(it->value)),
+        return Fail(absl::StrCat("unknown dtype ", PyRepr(Str(*dtype)),
                                  " (expected float32, float16, bfloat16, float8_e4m3fn, "
                                  "float8_e5m2, int8, int32, int64 or bool)"));
       }
       param.dtype = found->second;
     }
-    if (auto it = p.FindMember("blocks"); it != p.MemberEnd()) {
+    if (f[kBlocks]) {
       At at_blocks(*this, "blocks");
-      if (!NonNegativeInts(it->value, /*positive=*/true, param.blocks)) return false;
+      if (!NonNegativeInts(*f[kBlocks], /*positive=*/true, param.blocks)) return false;
       if (!param.shape || param.shape->size() != param.blocks.size()) {
         return Fail("blocks must give one positive integer per dim of a known shape");
       }
@@ -349,14 +445,13 @@ bool Parser::ParseParameters(const Value& v) {
 bool Parser::ParseModules(const Value& v) {
   if (!ExpectObject(v)) return false;
   doc_.modules.resize(v.MemberCount());
-  module_ids_.reserve(v.MemberCount());
   ModuleId index = 0;
   for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m, ++index) {
-    if (!module_ids_.emplace(Str(m->name), index).second) {
+    doc_.modules[index].id = doc_.names.Intern(Str(m->name));
+    if (!Define(module_by_name_, doc_.modules[index].id, index)) {
       At at(*this, Str(m->name));
       return Fail(absl::StrCat("duplicate key ", PyRepr(Str(m->name))));
     }
-    doc_.modules[index].id = doc_.names.Intern(Str(m->name));
   }
   index = 0;
   for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m, ++index) {
@@ -367,57 +462,59 @@ bool Parser::ParseModules(const Value& v) {
 }
 
 bool Parser::ParseModule(const Value& v, Module& module) {
-  if (!ExpectObject(v) || !CheckKeys(v, {"type", "forward", "children", "params", "parallel", "family"})) {
-    return false;
-  }
-  if (auto it = v.FindMember("type"); it != v.MemberEnd()) {
+  enum { kType, kForward, kChildren, kParams, kParallel, kFamily };
+  static constexpr std::array<std::string_view, 6> kKeys = {"type",   "forward",  "children",
+                                                           "params", "parallel", "family"};
+  Fields<6> f;
+  if (!ReadFields(v, kKeys, f)) return false;
+  if (const Value* type = f[kType]) {
     At at(*this, "type");
-    if (!ExpectString(it->value)) return false;
-    module.type = doc_.names.Intern(Str(it->value));
+    if (!ExpectString(*type)) return false;
+    module.type = doc_.names.Intern(Str(*type));
   }
-  if (auto it = v.FindMember("forward"); it != v.MemberEnd()) {
+  if (f[kForward]) {
     At at(*this, "forward");
-    if (!ParseForward(it->value, module)) return false;
+    if (!ParseForward(*f[kForward], module)) return false;
   }
-  if (auto it = v.FindMember("children"); it != v.MemberEnd()) {
+  if (f[kChildren]) {
     At at(*this, "children");
-    const Value& children = it->value;
+    const Value& children = *f[kChildren];
     if (!ExpectObject(children) || !CheckUniqueKeys(children)) return false;
     module.children.reserve(children.MemberCount());
     for (auto c = children.MemberBegin(); c != children.MemberEnd(); ++c) {
       At at_child(*this, Str(c->name));
       if (!NonEmptyName(c->name, "child name") || !ExpectString(c->value)) return false;
-      auto found = module_ids_.find(Str(c->value));
-      if (found == module_ids_.end()) return Fail(absl::StrCat("unknown module id ", PyRepr(Str(c->value))));
-      module.children.emplace_back(doc_.names.Intern(Str(c->name)), found->second);
+      const ModuleId child = Lookup(module_by_name_, Str(c->value));
+      if (child == kNone) return Fail(absl::StrCat("unknown module id ", PyRepr(Str(c->value))));
+      module.children.emplace_back(doc_.names.Intern(Str(c->name)), child);
     }
   }
-  if (auto it = v.FindMember("params"); it != v.MemberEnd()) {
+  if (f[kParams]) {
     At at(*this, "params");
-    const Value& params = it->value;
+    const Value& params = *f[kParams];
     if (!ExpectObject(params) || !CheckUniqueKeys(params)) return false;
     module.params.reserve(params.MemberCount());
     const NameSet children(module.children, [](const auto& c) { return c.first; });
     for (auto p = params.MemberBegin(); p != params.MemberEnd(); ++p) {
       At at_param(*this, Str(p->name));
       if (!NonEmptyName(p->name, "parameter name") || !ExpectString(p->value)) return false;
-      auto found = param_ids_.find(Str(p->value));
-      if (found == param_ids_.end()) return Fail(absl::StrCat("unknown parameter id ", PyRepr(Str(p->value))));
+      const ParamId param = Lookup(param_by_name_, Str(p->value));
+      if (param == kNone) return Fail(absl::StrCat("unknown parameter id ", PyRepr(Str(p->value))));
       NameId name = doc_.names.Intern(Str(p->name));
       if (children.Contains(name)) {
         return Fail(absl::StrCat("name ", PyRepr(Str(p->name)), " is both a child and a parameter"));
       }
-      module.params.emplace_back(name, found->second);
+      module.params.emplace_back(name, param);
     }
   }
-  if (auto it = v.FindMember("parallel"); it != v.MemberEnd()) {
+  if (f[kParallel]) {
     At at(*this, "parallel");
-    if (!ParseParallel(it->value, module.parallel)) return false;
+    if (!ParseParallel(*f[kParallel], module.parallel)) return false;
   }
-  if (auto it = v.FindMember("family"); it != v.MemberEnd()) {
+  if (f[kFamily]) {
     At at(*this, "family");
     module.family.emplace();
-    if (!ParseFamily(it->value, *module.family)) return false;
+    if (!ParseFamily(*f[kFamily], *module.family)) return false;
   }
   return true;
 }
@@ -442,31 +539,34 @@ bool Parser::ParseForward(const Value& v, Module& module) {
 }
 
 bool Parser::ParseFamily(const Value& v, Family& family) {
-  if (!ExpectObject(v) || !CheckKeys(v, {"parallel", "sharding", "cached"})) return false;
-  if (auto it = v.FindMember("parallel"); it != v.MemberEnd()) {
+  enum { kParallel, kSharding, kCached };
+  static constexpr std::array<std::string_view, 3> kKeys = {"parallel", "sharding", "cached"};
+  Fields<3> f;
+  if (!ReadFields(v, kKeys, f)) return false;
+  if (const Value* parallel = f[kParallel]) {
     At at(*this, "parallel");
-    if (!Expect(it->value, it->value.IsBool(), "a boolean")) return false;
-    family.parallel = it->value.GetBool();
+    if (!Expect(*parallel, parallel->IsBool(), "a boolean")) return false;
+    family.parallel = parallel->GetBool();
   }
-  if (auto it = v.FindMember("sharding"); it != v.MemberEnd() && !it->value.IsNull()) {
+  if (f[kSharding] && !f[kSharding]->IsNull()) {
     At at(*this, "sharding");
     family.sharding.emplace();
-    if (!ParseLayout(it->value, /*in_plan=*/false, *family.sharding)) return false;
+    if (!ParseLayout(*f[kSharding], /*in_plan=*/false, *family.sharding)) return false;
   }
-  if (auto it = v.FindMember("cached"); it != v.MemberEnd() && !it->value.IsNull()) {
+  if (f[kCached] && !f[kCached]->IsNull()) {
     At at(*this, "cached");
-    const Value& cached = it->value;
-    if (!ExpectObject(cached) || !CheckKeys(cached, {"sharding", "parallel"})) return false;
+    enum { kCachedSharding, kCachedParallel };
+    static constexpr std::array<std::string_view, 2> kCachedKeys = {"sharding", "parallel"};
+    Fields<2> c;
+    if (!ReadFields(*f[kCached], kCachedKeys, c) || !Required(c[kCachedSharding], "sharding")) return false;
     family.cached.emplace();
-    auto sharding = cached.FindMember("sharding");
-    if (sharding == cached.MemberEnd()) return Fail("missing required key 'sharding'");
     {
       At at_sharding(*this, "sharding");
-      if (!ParseLayout(sharding->value, /*in_plan=*/false, family.cached->sharding)) return false;
+      if (!ParseLayout(*c[kCachedSharding], /*in_plan=*/false, family.cached->sharding)) return false;
     }
-    if (auto p = cached.FindMember("parallel"); p != cached.MemberEnd()) {
+    if (c[kCachedParallel]) {
       At at_parallel(*this, "parallel");
-      if (!ParseParallel(p->value, family.cached->parallel)) return false;
+      if (!ParseParallel(*c[kCachedParallel], family.cached->parallel)) return false;
     }
   }
   return true;
@@ -474,24 +574,25 @@ bool Parser::ParseFamily(const Value& v, Family& family) {
 
 bool Parser::ParseParallel(const Value& v, std::optional<ParallelSpec>& out) {
   if (v.IsNull()) return true;
-  if (!ExpectObject(v) || !CheckKeys(v, {"binding_kind", "axes"})) return false;
+  enum { kBindingKind, kAxes };
+  static constexpr std::array<std::string_view, 2> kKeys = {"binding_kind", "axes"};
+  Fields<2> f;
+  if (!ReadFields(v, kKeys, f) || !Required(f[kBindingKind], "binding_kind")) return false;
   ParallelSpec spec;
-  spec.pointer = pointer_;
-  auto kind = v.FindMember("binding_kind");
-  if (kind == v.MemberEnd()) return Fail("missing required key 'binding_kind'");
+  spec.pointer = Pointer();
   {
     At at(*this, "binding_kind");
-    if (!ExpectString(kind->value)) return false;
-    if (kind->value.GetStringLength() == 0) return Fail("binding_kind must not be empty");
-    spec.binding_kind = doc_.names.Intern(Str(kind->value));
+    if (!ExpectString(*f[kBindingKind])) return false;
+    if (f[kBindingKind]->GetStringLength() == 0) return Fail("binding_kind must not be empty");
+    spec.binding_kind = doc_.names.Intern(Str(*f[kBindingKind]));
   }
-  if (auto axes = v.FindMember("axes"); axes != v.MemberEnd()) {
+  if (const Value* axes = f[kAxes]) {
     At at(*this, "axes");
-    if (!ExpectArray(axes->value)) return false;
-    for (rapidjson::SizeType i = 0; i < axes->value.Size(); ++i) {
+    if (!ExpectArray(*axes)) return false;
+    for (rapidjson::SizeType i = 0; i < axes->Size(); ++i) {
       At at_axis(*this, i);
-      if (!ExpectString(axes->value[i])) return false;
-      spec.axes.push_back(doc_.names.Intern(Str(axes->value[i])));
+      if (!ExpectString((*axes)[i])) return false;
+      spec.axes.push_back(doc_.names.Intern(Str((*axes)[i])));
     }
   }
   out = std::move(spec);
@@ -527,45 +628,41 @@ bool Parser::ParsePlacementMap(const Value& v, PlacementMap& out) {
 }
 
 bool Parser::ParseLayout(const Value& v, bool in_plan, Layout& out) {
-  if (!ExpectObject(v) || !CheckKeys(v, {"params", "in_src", "in_dst", "out_src", "out_dst", "out_names",
-                                         "local_compute_fn", "inner_wrapper", "inner_target",
-                                         "region_dispatch"})) {
-    return false;
-  }
-  out.pointer = pointer_;
-  const std::pair<std::string_view, std::optional<PlacementMap>*> maps[] = {
-      {"params", &out.params}, {"in_src", &out.in_src},   {"in_dst", &out.in_dst},
-      {"out_src", &out.out_src}, {"out_dst", &out.out_dst},
-  };
-  for (const auto& [key, field] : maps) {
-    auto it = v.FindMember(rapidjson::StringRef(key.data(), key.size()));
-    if (it == v.MemberEnd() || it->value.IsNull()) {
-      if (in_plan && key == "params") {
-        At at(*this, key);
+  enum { kParams, kInSrc, kInDst, kOutSrc, kOutDst, kOutNames, kFirstLegacy };
+  static constexpr std::array<std::string_view, 10> kKeys = {
+      "params",  "in_src",           "in_dst",        "out_src",      "out_dst",
+      "out_names", "local_compute_fn", "inner_wrapper", "inner_target", "region_dispatch"};
+  Fields<10> f;
+  if (!ReadFields(v, kKeys, f)) return false;
+  out.pointer = Pointer();
+  std::optional<PlacementMap>* const maps[] = {&out.params, &out.in_src, &out.in_dst, &out.out_src, &out.out_dst};
+  for (int k = kParams; k <= kOutDst; ++k) {
+    if (f[k] == nullptr || f[k]->IsNull()) {
+      if (in_plan && k == kParams) {
+        At at(*this, kKeys[k]);
         return Fail("a plan layout must give params as an object");
       }
       continue;
     }
-    At at(*this, key);
-    field->emplace();
-    if (!ParsePlacementMap(it->value, **field)) return false;
+    At at(*this, kKeys[k]);
+    maps[k]->emplace();
+    if (!ParsePlacementMap(*f[k], **maps[k])) return false;
   }
-  if (auto it = v.FindMember("out_names"); it != v.MemberEnd() && !it->value.IsNull()) {
+  if (const Value* names = f[kOutNames]; names && !names->IsNull()) {
     At at(*this, "out_names");
-    if (!ExpectArray(it->value)) return false;
+    if (!ExpectArray(*names)) return false;
     out.out_names.emplace();
-    for (rapidjson::SizeType i = 0; i < it->value.Size(); ++i) {
+    for (rapidjson::SizeType i = 0; i < names->Size(); ++i) {
       At at_name(*this, i);
-      if (!ExpectString(it->value[i])) return false;
-      out.out_names->push_back(doc_.names.Intern(Str(it->value[i])));
+      if (!ExpectString((*names)[i])) return false;
+      out.out_names->push_back(doc_.names.Intern(Str((*names)[i])));
     }
   }
-  for (std::string_view legacy : kLegacyFields) {
-    auto it = v.FindMember(rapidjson::StringRef(legacy.data(), legacy.size()));
-    if (it == v.MemberEnd()) continue;
-    At at(*this, legacy);
-    if (!CheckUniqueKeysDeep(it->value)) return false;
-    if (!it->value.IsNull() && out.legacy_field == kNoName) out.legacy_field = doc_.names.Intern(legacy);
+  for (size_t k = kFirstLegacy; k < kKeys.size(); ++k) {
+    if (f[k] == nullptr) continue;
+    At at(*this, kKeys[k]);
+    if (!CheckUniqueKeysDeep(*f[k])) return false;
+    if (!f[k]->IsNull() && out.legacy_field == kNoName) out.legacy_field = doc_.names.Intern(kKeys[k]);
   }
   return true;
 }
@@ -583,40 +680,45 @@ bool Parser::ParseFqnLayouts(const Value& v, bool in_plan, std::vector<FqnLayout
 }
 
 bool Parser::ParseProviders(const Value& v) {
-  if (!ExpectObject(v) || !CheckKeys(v, {"sharding", "native"})) return false;
-  if (auto it = v.FindMember("sharding"); it != v.MemberEnd()) {
+  enum { kSharding, kNative };
+  static constexpr std::array<std::string_view, 2> kKeys = {"sharding", "native"};
+  Fields<2> f;
+  if (!ReadFields(v, kKeys, f)) return false;
+  if (f[kSharding]) {
     At at(*this, "sharding");
-    if (!ParseFqnLayouts(it->value, /*in_plan=*/false, doc_.model_providers)) return false;
+    if (!ParseFqnLayouts(*f[kSharding], /*in_plan=*/false, doc_.model_providers)) return false;
   }
-  if (auto it = v.FindMember("native"); it != v.MemberEnd()) {
+  if (const Value* native = f[kNative]) {
     At at(*this, "native");
-    if (!ExpectArray(it->value)) return false;
-    for (rapidjson::SizeType i = 0; i < it->value.Size(); ++i) {
+    if (!ExpectArray(*native)) return false;
+    for (rapidjson::SizeType i = 0; i < native->Size(); ++i) {
       At at_request(*this, i);
-      const Value& r = it->value[i];
-      if (!ExpectObject(r) || !CheckKeys(r, {"match", "sharding", "parallel"})) return false;
+      enum { kMatch, kRequestSharding, kParallel };
+      static constexpr std::array<std::string_view, 3> kRequestKeys = {"match", "sharding", "parallel"};
+      Fields<3> r;
+      if (!ReadFields((*native)[i], kRequestKeys, r) || !Required(r[kMatch], "match") ||
+          !Required(r[kRequestSharding], "sharding")) {
+        return false;
+      }
       NativeRequest request;
-      request.pointer = pointer_;
-      auto match = r.FindMember("match");
-      if (match == r.MemberEnd()) return Fail("missing required key 'match'");
+      request.pointer = Pointer();
       {
         At at_match(*this, "match");
-        if (!ExpectArray(match->value)) return false;
-        for (rapidjson::SizeType k = 0; k < match->value.Size(); ++k) {
+        const Value& match = *r[kMatch];
+        if (!ExpectArray(match)) return false;
+        for (rapidjson::SizeType k = 0; k < match.Size(); ++k) {
           At at_pattern(*this, k);
-          if (!ExpectString(match->value[k])) return false;
-          request.match.push_back(doc_.names.Intern(Str(match->value[k])));
+          if (!ExpectString(match[k])) return false;
+          request.match.push_back(doc_.names.Intern(Str(match[k])));
         }
       }
-      auto sharding = r.FindMember("sharding");
-      if (sharding == r.MemberEnd()) return Fail("missing required key 'sharding'");
       {
         At at_sharding(*this, "sharding");
-        if (!ParseLayout(sharding->value, /*in_plan=*/false, request.sharding)) return false;
+        if (!ParseLayout(*r[kRequestSharding], /*in_plan=*/false, request.sharding)) return false;
       }
-      if (auto p = r.FindMember("parallel"); p != r.MemberEnd()) {
+      if (r[kParallel]) {
         At at_parallel(*this, "parallel");
-        if (!ParseParallel(p->value, request.parallel)) return false;
+        if (!ParseParallel(*r[kParallel], request.parallel)) return false;
       }
       doc_.native.push_back(std::move(request));
     }
@@ -625,12 +727,12 @@ bool Parser::ParseProviders(const Value& v) {
 }
 
 bool Parser::ParsePlan(const Value& v) {
-  if (!ExpectObject(v) || !CheckKeys(v, {"modules"})) return false;
-  auto modules = v.FindMember("modules");
-  if (modules == v.MemberEnd()) return Fail("missing required key 'modules'");
+  static constexpr std::array<std::string_view, 1> kKeys = {"modules"};
+  Fields<1> f;
+  if (!ReadFields(v, kKeys, f) || !Required(f[0], "modules")) return false;
   At at(*this, "modules");
   doc_.plan.emplace();
-  return ParseFqnLayouts(modules->value, /*in_plan=*/true, *doc_.plan);
+  return ParseFqnLayouts(*f[0], /*in_plan=*/true, *doc_.plan);
 }
 
 // Refuses cycles anywhere in `children`, and trees whose expansion from the
@@ -738,14 +840,21 @@ ParsedDocument ParseDocument(std::string_view json, const Limits& limits) {
     return std::move(result);
   };
 
+  if (const size_t valid = ValidUtf8Prefix(json); valid != json.size()) {
+    return invalid(absl::StrCat(json[valid] == '\0' ? "NUL byte" : "invalid UTF-8", " at ", LineColumn(json, valid),
+                                " (offset ", valid, ")"),
+                   "");
+  }
+  // The reader decodes strings in place: parse a NUL-terminated copy, which
+  // must outlive the DOM.
+  std::string text(json);
   rapidjson::Document dom;
-  rapidjson::MemoryStream stream(json.data(), json.size());
+  rapidjson::GenericInsituStringStream<rapidjson::UTF8<>> stream(text.data());
   rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>> reader;
   bool too_deep = false;
   auto generate = [&](rapidjson::Document& handler) {
     DepthLimitedHandler<rapidjson::Document> limited(handler, limits.max_json_depth);
-    rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> input(stream);
-    bool ok = !reader.Parse<kParseFlags>(input, limited).IsError();
+    bool ok = !reader.Parse<kParseFlags>(stream, limited).IsError();
     too_deep = limited.too_deep();
     return ok;
   };

@@ -60,13 +60,9 @@ void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& cl
     const Module& module = doc.modules[tree.module(path)];
     for (const PlacementEntry& p : *entry.layout.params) {
       const std::string_view local = doc.Name(p.name);
-      const size_t dot = local.rfind('.');
-      const PathId q = dot == std::string_view::npos ? path : tree.ResolveFrom(path, local.substr(0, dot));
-      if (q == kNoPath || (dot != std::string_view::npos && dot == 0)) continue;
-      const NameId name = doc.names.Find(dot == std::string_view::npos ? local : local.substr(dot + 1));
-      const int index = name == kNoName ? -1 : tree.ParamIndex(tree.module(q), name);
-      if (index < 0) continue;
-      const ParamId param = doc.modules[tree.module(q)].params[static_cast<size_t>(index)].second;
+      const ModuleTree::ParamRef ref = tree.ResolveParameter(path, local);
+      if (ref.module_path == kNoPath) continue;
+      const ParamId param = ref.param;
       if (declared[param] != nullptr && !SamePlacements(*declared[param], p.placements)) {
         Diagnostic& d = sink.Error("override-shared-conflict", msg::OverrideSharedConflict(msg::FullName(fqn, local)));
         d.fqn = std::string(fqn);
@@ -104,7 +100,7 @@ void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& cl
   for (ParamId p = 0; p < param_count; ++p) {
     if (claims.expected[p] && !covered[p]) {
       Diagnostic& d = sink.Error("override-removed-coverage", msg::OverrideRemovedCoverage());
-      d.parameter = claims.canonical[p].empty() ? std::string(doc.Name(doc.parameters[p].id)) : claims.canonical[p];
+      d.parameter = claims.owned[p] ? claims.CanonicalName(tree, p) : std::string(doc.Name(doc.parameters[p].id));
       d.pointer = "/plan/modules";
       break;
     }

@@ -73,6 +73,15 @@ void WriteParamIds(Writer& w, const Document& doc, const std::vector<ParamId>& i
 
 }  // namespace
 
+std::vector<std::string> OwnedNames(const Result& result) {
+  std::vector<std::string> names;
+  if (!result.owned) return names;
+  names.reserve(result.owned->owned_params.size());
+  for (const ModuleTree::ParamPath& p : result.owned->owned_params) names.push_back(result.tree->FullName(p));
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 std::string ResultToJson(const Result& result) {
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
@@ -129,7 +138,7 @@ std::string ResultToJson(const Result& result) {
     w.EndObject();
     Key(w, "owned_names");
     w.StartArray();
-    for (const std::string& n : owned.owned_names) String(w, n);
+    for (const std::string& n : OwnedNames(result)) String(w, n);
     w.EndArray();
     Key(w, "expected");
     WriteParamIds(w, doc, owned.expected);

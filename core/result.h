@@ -10,6 +10,7 @@
 
 #include "core/diagnostic.h"
 #include "core/document.h"
+#include "core/module_tree.h"
 #include "core/owners.h"
 
 namespace shardplan {
@@ -24,7 +25,9 @@ struct OwnedEntry {
 
 struct Owned {
   std::vector<OwnedEntry> entries;  // entry order
-  std::vector<std::string> owned_names;  // sorted
+  // Every owned parameter name, in named_parameters(root) order (see
+  // OwnedNames for the sorted spellings).
+  std::vector<ModuleTree::ParamPath> owned_params;
   std::vector<ParamId> expected;
   std::vector<std::pair<std::string, std::string>> aliases;
 };
@@ -32,9 +35,10 @@ struct Owned {
 struct Result {
   bool ok = false;
   std::vector<Diagnostic> diagnostics;
-  // The parsed document (names of the owned layouts); null when the
-  // document is invalid.
+  // The parsed document and its module tree, which the owned result names
+  // into; null when the document is invalid.
   std::shared_ptr<const Document> document;
+  std::shared_ptr<const ModuleTree> tree;
   std::optional<Owned> owned;  // present when ok
 };
 
@@ -43,6 +47,9 @@ struct Result {
 // (null when null), out_src, out_dst and out_names only when non-null;
 // `expected` and `required` list parameter ids sorted, `owned_names` sorted.
 std::string ResultToJson(const Result& result);
+
+// The full names of the owned parameters, sorted (empty unless ok).
+std::vector<std::string> OwnedNames(const Result& result);
 
 }  // namespace shardplan
 

@@ -60,15 +60,25 @@ run check --max-paths 3 "$ok_doc"
 check "path limit refuses the document" test "$rc" -eq 1
 check "path limit message" grep -q "more than 3 module paths" "$tmp/out"
 
+run check --format json --threads 1 "$bad_doc"
+one_thread="$out"
+run check --format json --threads=2 "$bad_doc"
+check "--threads gives the same result" test "$out" = "$one_thread"
+
 run check "$tmp/does-not-exist.json"
 check "unreadable file exits 2" test "$rc" -eq 2
 check "unreadable file message on stderr" grep -q "cannot read" "$tmp/err"
+
+run check --format json --threads 1 "$bad_doc"
+one_thread="$out"
+run check --format json --threads=2 "$bad_doc"
+check "--threads gives the same result" test "$out" = "$one_thread"
 
 run check "$tmp/does-not-exist.json" "$ok_doc"
 check "other documents are still checked" grep -q "ok:" "$tmp/out"
 check "unreadable file wins the exit status" test "$rc" -eq 2
 
-for usage in "" "frobnicate" "check" "check --format yaml $ok_doc" "check --bogus $ok_doc" "check --max-paths x $ok_doc"; do
+for usage in "" "frobnicate" "check" "check --format yaml $ok_doc" "check --bogus $ok_doc" "check --max-paths x $ok_doc" "check --threads -1 $ok_doc"; do
   run $usage
   check "usage error '$usage' exits 2" test "$rc" -eq 2
   check "usage error '$usage' explains" grep -q "usage: shardplan check" "$tmp/err"

@@ -48,7 +48,7 @@ TEST(EngineTest, TiedParameterWithEqualPlacementBecomesAnAlias) {
   ASSERT_EQ(owned.aliases.size(), 1u);
   EXPECT_EQ(owned.aliases[0].first, "embed.weight");
   EXPECT_EQ(owned.aliases[0].second, "head.weight");
-  EXPECT_EQ(owned.owned_names, (std::vector<std::string>{"embed.weight", "head.weight"}));
+  EXPECT_EQ(OwnedNames(r), (std::vector<std::string>{"embed.weight", "head.weight"}));
   // The later claimant's declaration is dropped; the first stays canonical.
   ASSERT_EQ(owned.entries.size(), 2u);
   EXPECT_EQ(owned.entries[1].fqn, "head");
@@ -76,7 +76,7 @@ TEST(EngineTest, RootLevelOwnerHasEmptyFqnAndNamesParametersWithoutPrefix) {
                                            "in_src": {"input_ids": {}}, "in_dst": {"input_ids": {}}}}})J"));
   ASSERT_TRUE(r.ok) << r.diagnostics[0].message;
   EXPECT_EQ(r.owned->entries[0].fqn, "");
-  EXPECT_EQ(r.owned->owned_names, (std::vector<std::string>{"embed.weight", "head.weight", "norm.weight"}));
+  EXPECT_EQ(OwnedNames(r), (std::vector<std::string>{"embed.weight", "head.weight", "norm.weight"}));
   ASSERT_EQ(r.owned->aliases.size(), 1u);
   EXPECT_EQ(r.owned->aliases[0].second, "head.weight");
 }

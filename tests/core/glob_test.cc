@@ -1,5 +1,9 @@
 #include "core/glob.h"
 
+#include <fstream>
+#include <sstream>
+#include <string>
+
 #include "gtest/gtest.h"
 
 namespace shardplan {
@@ -68,6 +72,25 @@ TEST(GlobTest, BacktrackingStarsDoNotBlowUp) {
   std::string text(2000, 'a');
   EXPECT_FALSE(Match("*a*a*a*a*a*b", text));
   EXPECT_TRUE(Match("*a*a*a*a*a*", text));
+}
+
+// Random patterns and texts rich in glob syntax, with Python's
+// fnmatch.fnmatchcase verdicts (tools/gen_fnmatch_cases.py).
+TEST(GlobTest, AgreesWithPythonFnmatchOnRandomCases) {
+  std::ifstream in("tests/core/testdata/fnmatch_cases.tsv");
+  ASSERT_TRUE(in) << "missing test data";
+  std::string line;
+  size_t cases = 0;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string pattern, text, verdict;
+    std::getline(fields, pattern, '\t');
+    std::getline(fields, text, '\t');
+    std::getline(fields, verdict);
+    EXPECT_EQ(Match(pattern, text), verdict == "1") << "pattern '" << pattern << "' text '" << text << "'";
+    ++cases;
+  }
+  EXPECT_EQ(cases, 10000u);
 }
 
 }  // namespace

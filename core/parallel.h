@@ -1,0 +1,72 @@
+// Data parallelism for the engine's per-owner and per-path phases: oneTBB
+// when built with it, plain loops when built with --define
+// shardplan_serial=1 (the WebAssembly build). Results never depend on the
+// schedule: bodies write only to their own indexes, and callers merge in
+// index order.
+#ifndef SHARDPLAN_CORE_PARALLEL_H_
+#define SHARDPLAN_CORE_PARALLEL_H_
+
+#include <cstddef>
+#include <functional>
+#include <utility>
+
+#ifndef SHARDPLAN_SERIAL
+#include "oneapi/tbb/blocked_range.h"
+#include "oneapi/tbb/enumerable_thread_specific.h"
+#include "oneapi/tbb/parallel_for.h"
+#include "oneapi/tbb/task_arena.h"
+#endif
+
+namespace shardplan {
+
+// Calls body(begin, end) on disjoint chunks covering [0, n), in parallel:
+// chunks of grain/2 to grain indexes (all of [0, n) when n <= grain).
+template <typename Body>
+void ParallelFor(size_t n, size_t grain, Body&& body) {
+#ifdef SHARDPLAN_SERIAL
+  if (n > 0) body(size_t{0}, n);
+#else
+  if (n <= grain) {
+    if (n > 0) body(size_t{0}, n);
+    return;
+  }
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, grain),
+                    [&](const tbb::blocked_range<size_t>& r) { body(r.begin(), r.end()); });
+#endif
+}
+
+// One lazily built T per worker thread (one T in the serial build).
+template <typename T>
+class PerThread {
+ public:
+  explicit PerThread(std::function<T()> make)
+#ifdef SHARDPLAN_SERIAL
+      : value_(make()) {}
+  T& local() { return value_; }
+
+ private:
+  T value_;
+#else
+      : values_(std::move(make)) {}
+  T& local() { return values_.local(); }
+
+ private:
+  tbb::enumerable_thread_specific<T> values_;
+#endif
+};
+
+// Runs `fn` with at most `threads` worker threads (0: all cores).
+template <typename Fn>
+auto WithThreads(int threads, Fn&& fn) {
+#ifdef SHARDPLAN_SERIAL
+  (void)threads;
+  return fn();
+#else
+  tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
+  return arena.execute(std::forward<Fn>(fn));
+#endif
+}
+
+}  // namespace shardplan
+
+#endif  // SHARDPLAN_CORE_PARALLEL_H_

@@ -1,0 +1,124 @@
+// The parallel phases must not change anything: the same result, byte for
+// byte, and the same diagnostics in the same order, for every thread count.
+#include "core/parallel.h"
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/engine.h"
+#include "gtest/gtest.h"
+
+namespace shardplan {
+namespace {
+
+TEST(ParallelForTest, CoversEveryIndexOnceInChunksOfAboutTheGrain) {
+  for (size_t n : {0, 1, 7, 1000, 100000}) {
+    std::vector<std::atomic<int>> seen(n);
+    std::atomic<bool> short_chunk{false};
+    WithThreads(4, [&] {
+      ParallelFor(n, 64, [&](size_t begin, size_t end) {
+        if (end - begin < 32) short_chunk = n >= 64;
+        for (size_t i = begin; i < end; ++i) ++seen[i];
+      });
+      return 0;
+    });
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(seen[i].load(), 1) << "n=" << n << " i=" << i;
+    EXPECT_FALSE(short_chunk) << "n=" << n;
+  }
+}
+
+// A model of `layers` blocks, each with an attention family, an MLP owned
+// by a native request and a norm. With `mistakes`, every seventh layer has
+// errors in several phases (unknown axis, partial parameter, a tie with a
+// conflicting placement, unknown parameter and forward input, an omission),
+// so that diagnostics come from owners checked on different threads.
+std::string ManyLayers(int layers, bool mistakes) {
+  std::string params, modules, providers, layer_children;
+  for (int l = 0; l < layers; ++l) {
+    const std::string L = std::to_string(l);
+    const bool bad = mistakes && l % 7 == 3;
+    for (const char* p : {"q", "o", "up", "down", "n"}) absl::StrAppend(&params, "\"", p, L, "\": {\"shape\": [8, 8]}, ");
+    absl::StrAppend(&modules,
+                    "\"q", L, "\": {\"forward\": [\"input\"], \"params\": {\"weight\": \"q", L, "\"}}, ",
+                    "\"o", L, "\": {\"forward\": [\"input\"], \"params\": {\"weight\": \"", bad ? "q" : "o", L, "\"}}, ",
+                    "\"up", L, "\": {\"forward\": [\"input\"], \"params\": {\"weight\": \"up", L, "\"}}, ",
+                    "\"down", L, "\": {\"forward\": [\"input\"], \"params\": {\"weight\": \"down", L, "\"}}, ",
+                    "\"n", L, "\": {\"forward\": [\"x\"], \"params\": {\"weight\": \"n", L, "\"}}, ");
+    absl::StrAppend(&modules, "\"attn", L, "\": {\"forward\": [\"h\"], \"children\": {\"q\": \"q", L, "\", \"o\": \"o", L,
+                    "\"}, \"parallel\": {\"binding_kind\": \"tp\", \"axes\": [\"tp\"]}, \"family\": {\"parallel\": true, "
+                    "\"sharding\": {\"params\": {\"q.weight\": {\"tp\": \"", bad ? "P" : "S(0)", "\"}, \"o.weight\": {\"",
+                    bad ? "pp" : "tp", "\": \"S(1)\"}}, \"in_src\": {\"h\": {}}, \"in_dst\": {\"h\": {}}}}}, ");
+    absl::StrAppend(&modules, "\"mlp", L, "\": {\"forward\": [\"x\"], \"children\": {\"up\": \"up", L, "\", \"down\": \"down",
+                    L, "\"}}, ");
+    absl::StrAppend(&modules, "\"layer", L, "\": {\"forward\": [\"x\"], \"children\": {\"attn\": \"attn", L,
+                    "\", \"mlp\": \"mlp", L, "\", \"norm\": \"n", L, "\"}}, ");
+    absl::StrAppend(&layer_children, l ? ", " : "", "\"", L, "\": \"layer", L, "\"");
+    absl::StrAppend(&providers, l ? ", " : "", "\"layers.", L, ".norm\": ",
+                    bad ? "{\"params\": {\"bias\": {}}, \"in_src\": {\"y\": {}}, \"in_dst\": {\"y\": {}}}"
+                        : "{\"params\": {\"weight\": {\"dp\": \"R\"}}, \"in_src\": {\"x\": {}}, \"in_dst\": {\"x\": {}}}");
+  }
+  return absl::StrCat(R"J({"schema": "shardplan.v1", "mesh": {"dp": 2, "tp": 4}, "parameters": {)J", params,
+                      R"J("e": {"shape": [8, 8]}}, "root": "model", "modules": {)J", modules,
+                      R"J("layers": {"children": {)J", layer_children,
+                      R"J(}}, "model": {"forward": ["ids"], "children": {"layers": "layers"}}}, )J",
+                      R"J("providers": {"sharding": {)J", providers, R"J(}, "native": [{"match": ["layers.*.mlp"], )J",
+                      R"J("parallel": {"binding_kind": "ep", "axes": ["dp"]}, "sharding": {"params": )J",
+                      R"J({"up.weight": {"tp": "S(0)"}, "down.weight": {}}, "in_src": {"x": {}}, "in_dst": {"x": {}}}}]}})J");
+}
+
+std::string ResultWith(const std::string& doc, int threads) {
+  CheckOptions options;
+  options.threads = threads;
+  absl::StatusOr<Result> result = Check(doc, options);
+  EXPECT_TRUE(result.ok()) << result.status();
+  return ResultToJson(*result);
+}
+
+TEST(ParallelTest, ManyOwnersWithErrorsGiveTheSameResultForEveryThreadCount) {
+  const std::string doc = ManyLayers(1500, /*mistakes=*/true);
+  const std::string serial = ResultWith(doc, 1);
+  ASSERT_NE(serial.find("\"ok\":false"), std::string::npos);
+  for (const char* code : {"unknown-axis", "partial-parameter", "shared-conflict", "unknown-parameter",
+                           "unknown-forward-input", "omitted-parameters"}) {
+    EXPECT_NE(serial.find(absl::StrCat("\"code\":\"", code, "\"")), std::string::npos) << code;
+  }
+  for (int threads : {2, 3, 8, 0}) EXPECT_EQ(ResultWith(doc, threads), serial) << "threads=" << threads;
+}
+
+TEST(ParallelTest, ValidLargeModelGivesTheSameResultForEveryThreadCount) {
+  const std::string doc = ManyLayers(1500, /*mistakes=*/false);
+  const std::string serial = ResultWith(doc, 1);
+  ASSERT_NE(serial.find("\"ok\":true"), std::string::npos) << serial.substr(0, 400);
+  for (int threads : {2, 4, 0}) EXPECT_EQ(ResultWith(doc, threads), serial) << "threads=" << threads;
+}
+
+TEST(ParallelTest, EveryTestDocumentGivesTheSameResultForEveryThreadCount) {
+  size_t documents = 0;
+  for (const char* dir : {"tests/conformance/cases", "tests/golden/cases"}) {
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      if (entry.path().extension() != ".json") continue;
+      std::ifstream in(entry.path(), std::ios::binary);
+      std::ostringstream text;
+      text << in.rdbuf();
+      const std::string serial = ResultWith(text.str(), 1);
+      EXPECT_EQ(ResultWith(text.str(), 2), serial) << entry.path();
+      EXPECT_EQ(ResultWith(text.str(), 4), serial) << entry.path();
+      ++documents;
+    }
+  }
+  EXPECT_GE(documents, 200u);
+}
+
+TEST(ParallelTest, NegativeThreadCountIsMisuse) {
+  CheckOptions options;
+  options.threads = -1;
+  EXPECT_EQ(Check("{}", options).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace shardplan
