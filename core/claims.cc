@@ -44,7 +44,7 @@ OwnerScan ScanOwner(const ModuleTree& tree, const std::vector<bool>& owner_at, c
     }
     ++q;
   }
-  const PlacementMap& params = *owner.layout.params;
+  const PlacementMap& params = *owner.layout->params;
   scan.resolved.reserve(params.size());
   for (const PlacementEntry& entry : params) {
     ModuleTree::ParamRef ref = tree.ResolveParameter(root, doc.Name(entry.name));
@@ -82,7 +82,7 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
   const size_t param_count = doc.parameters.size();
   Claims claims;
   claims.owned.assign(param_count, false);
-  claims.placement.resize(param_count);
+  claims.placement.assign(param_count, nullptr);
   claims.canonical.resize(param_count);
   claims.expected.assign(param_count, false);
 
@@ -98,7 +98,7 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
   ParallelFor(entries.size(), 64, [&](size_t begin, size_t end) {
     Stamps& local = stamps.local();
     for (size_t e = begin; e < end; ++e) {
-      if (!entries[e]->layout.params) continue;
+      if (!entries[e]->layout->params) continue;
       scans[e] = ScanOwner(tree, owner_at, *entries[e], static_cast<uint32_t>(e + 1), check_omissions, local);
     }
   });
@@ -106,22 +106,20 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
   // In entry order: claims on the shared owner map, and the diagnostics.
   for (size_t e = 0; e < entries.size(); ++e) {
     Owner& owner = *entries[e];
-    if (!owner.layout.params) continue;
+    if (!owner.layout->params) continue;
     const OwnerScan& scan = scans[e];
     const std::string_view fqn = tree.fqn(owner.path);
-    PlacementMap& params = *owner.layout.params;
-    size_t kept = 0;
+    const PlacementMap& params = *owner.layout->params;
     for (size_t i = 0; i < params.size(); ++i) {
-      PlacementEntry& entry = params[i];
+      const PlacementEntry& entry = params[i];
       auto report = [&](std::string_view code, std::string (*message)(std::string_view)) {
         const std::string_view local = doc.Name(entry.name);
         const std::string full = msg::FullName(fqn, local);
         Diagnostic& d = sink.Error(code, message(full));
         d.fqn = std::string(fqn);
         d.parameter = full;
-        d.pointer = absl::StrCat(owner.layout.pointer, "/params/", JsonPointerToken(local));
+        d.pointer = absl::StrCat(owner.layout->pointer, "/params/", JsonPointerToken(local));
       };
-      bool keep = true;
       const ModuleTree::ParamRef& ref = scan.resolved[i];
       if (ref.module_path == kNoPath) {
         report("unknown-parameter", msg::UnknownParameter);
@@ -129,29 +127,23 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
         report("nested-duplicate", msg::NestedDuplicate);
       } else {
         const ParamId p = ref.param;
-        if (claims.owned[p]) {
-          if (!SamePlacements(claims.placement[p], entry.placements)) {
-            report("shared-conflict", msg::SharedConflict);
-          } else {
-            keep = false;
-          }
-        } else {
+        if (!claims.owned[p]) {
           claims.owned[p] = true;
-          claims.placement[p] = entry.placements;
+          claims.placement[p] = &entry.placements;
           claims.canonical[p] = {ref.module_path, ref.name};
+        } else if (!SamePlacements(*claims.placement[p], entry.placements)) {
+          report("shared-conflict", msg::SharedConflict);
+        } else {
+          owner.dropped.push_back(static_cast<uint32_t>(i));
+          continue;
         }
-        if (keep) owner.required.push_back(p);
-      }
-      if (keep) {
-        if (kept != i) params[kept] = std::move(entry);
-        ++kept;
+        owner.required.push_back(p);
       }
     }
-    params.resize(kept);
     if (!scan.omitted_message.empty()) {
       Diagnostic& d = sink.Error("omitted-parameters", scan.omitted_message);
       d.fqn = std::string(fqn);
-      d.pointer = absl::StrCat(owner.layout.pointer, "/params");
+      d.pointer = absl::StrCat(owner.layout->pointer, "/params");
     }
     for (ParamId p : scan.expected) claims.expected[p] = true;
     std::sort(owner.required.begin(), owner.required.end());

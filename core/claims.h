@@ -16,7 +16,7 @@ struct Claims {
   // Per parameter id: whether it is owned, its owning placement, and where
   // its canonical (first claimant's) full name comes from.
   std::vector<bool> owned;
-  std::vector<NamedPlacements> placement;
+  std::vector<const NamedPlacements*> placement;  // in the document
   std::vector<ModuleTree::ParamPath> canonical;  // the first claimant's slot
   // Per parameter id: expected by some owner (declared or not under a nested
   // owner).

@@ -16,6 +16,8 @@ namespace {
 
 bool NonEmpty(const std::optional<PlacementMap>& map) { return map && !map->empty(); }
 
+const ParallelSpec* OrNull(const std::optional<ParallelSpec>& spec) { return spec ? &*spec : nullptr; }
+
 class Collector {
  public:
   Collector(const ModuleTree& tree, Owners& owners, DiagnosticSink& sink)
@@ -28,10 +30,11 @@ class Collector {
 
  private:
   // add(fqn, layout, parallel) of the reference, for a resolved path.
-  void Add(PathId path, const Layout& layout, const std::optional<ParallelSpec>& parallel, OwnerKind kind);
+  // `layout` and `parallel` (null when none) live in the document.
+  void Add(PathId path, const Layout& layout, const ParallelSpec* parallel, OwnerKind kind);
   // Output normalization: derives out_names when absent; every output port
   // must be named (unknown-output).
-  void NormalizeOutputs(PathId path, Layout& layout);
+  void NormalizeOutputs(PathId path, Owner& owner);
   // Marks every module in the subtree of any family boundary; then, per
   // module, whether its own subtree contains such a module.
   std::vector<bool> TouchesFamilySubtree() const;
@@ -46,8 +49,7 @@ class Collector {
   bool dropped_ = false;
 };
 
-void Collector::Add(PathId path, const Layout& layout, const std::optional<ParallelSpec>& parallel,
-                    OwnerKind kind) {
+void Collector::Add(PathId path, const Layout& layout, const ParallelSpec* parallel, OwnerKind kind) {
   const ModuleId m = tree_.module(path);
   if (owners_.Has(m)) {
     dropped_ = true;
@@ -56,12 +58,13 @@ void Collector::Add(PathId path, const Layout& layout, const std::optional<Paral
     d.pointer = layout.pointer;
     return;
   }
-  Owner owner{path, m, kind, layout, parallel, {}};
-  NormalizeOutputs(path, owner.layout);
+  Owner owner{path, m, kind, &layout, parallel, {}, {}, {}};
+  NormalizeOutputs(path, owner);
   owners_.Add(std::move(owner));
 }
 
-void Collector::NormalizeOutputs(PathId path, Layout& layout) {
+void Collector::NormalizeOutputs(PathId path, Owner& owner) {
+  const Layout& layout = *owner.layout;
   if (!layout.out_names && (NonEmpty(layout.out_src) || NonEmpty(layout.out_dst))) {
     std::vector<NameId> names;
     NameSet seen;
@@ -71,7 +74,8 @@ void Collector::NormalizeOutputs(PathId path, Layout& layout) {
         if (seen.Insert(e.name)) names.push_back(e.name);
       }
     }
-    layout.out_names = std::move(names);
+    owner.derived_out_names = std::move(names);
+    return;  // every output port is named
   }
   if (!layout.out_names) return;
   const NameSet named(*layout.out_names, [](NameId n) { return n; });
@@ -100,7 +104,7 @@ void Collector::ModelProviders() {
       d.pointer = provider.layout.pointer;
       continue;
     }
-    Add(path, provider.layout, doc_.modules[tree_.module(path)].parallel, OwnerKind::kModel);
+    Add(path, provider.layout, OrNull(doc_.modules[tree_.module(path)].parallel), OwnerKind::kModel);
   }
 }
 
@@ -112,16 +116,16 @@ void Collector::Families() {
     if (!module.family || tree_.first_path(m) != p || !module.family->sharding) continue;
     const Family& family = *module.family;
     const Layout* layout = &*family.sharding;
-    std::optional<ParallelSpec> parallel;
+    const ParallelSpec* parallel = nullptr;
     if (family.cached) {
       layout = &family.cached->sharding;
-      parallel = family.cached->parallel;
+      parallel = OrNull(family.cached->parallel);
     } else if (family.parallel && !module.parallel) {
       Diagnostic& d = sink_.Error("parallel-member-undeclared", msg::ParallelMemberUndeclared());
       d.fqn = std::string(tree_.fqn(p));
       d.pointer = absl::StrCat("/modules/", JsonPointerToken(doc_.Name(module.id)), "/family/parallel");
     } else {
-      parallel = module.parallel;
+      parallel = OrNull(module.parallel);
     }
     owners_.Remove(m);
     Add(p, *layout, parallel, OwnerKind::kFamily);
@@ -193,7 +197,7 @@ void Collector::NativeRequests() {
           d.pointer = request.pointer;
           return;
         }
-        Add(p, request.sharding, request.parallel, OwnerKind::kNative);
+        Add(p, request.sharding, OrNull(request.parallel), OwnerKind::kNative);
       };
       if (glob.is_literal()) {
         if (PathId p = tree_.Resolve(pattern); p != kNoPath && tree_.fqn(p) == pattern) hit(p);

@@ -5,6 +5,7 @@
 #define SHARDPLAN_CORE_DOCUMENT_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -85,7 +86,9 @@ struct Module {
   std::vector<std::pair<NameId, ModuleId>> children;
   std::vector<std::pair<NameId, ParamId>> params;
   std::optional<ParallelSpec> parallel;
-  std::optional<Family> family;
+  // Behind a pointer: most modules have none, and a Family holds three
+  // layouts.
+  std::unique_ptr<Family> family;
 };
 
 struct MeshAxis {

@@ -48,7 +48,8 @@ Result CheckDocument(std::string_view json, const CheckOptions& options) {
   owned.entries.reserve(entries.size());
   for (Owner* o : entries) {
     owned.entries.push_back(
-        {std::string(tree.fqn(o->path)), o->kind, std::move(o->layout), std::move(o->parallel), std::move(o->required)});
+        {std::string(tree.fqn(o->path)), o->kind, o->layout, o->parallel, std::move(o->derived_out_names),
+         std::move(o->dropped), std::move(o->required)});
   }
   owned.owned_params = std::move(claims.owned_params);
   for (ParamId p = 0; p < claims.expected.size(); ++p) {

@@ -117,8 +117,10 @@ void CheckOwners(const ModuleTree& tree, const Owners& owners, DiagnosticSink& s
   ParallelFor(entries.size(), 256, [&](size_t begin, size_t end) {
     for (size_t e = begin; e < end; ++e) {
       const Owner& owner = *entries[e];
-      CheckPorts(tree, owner.path, owner.layout, found[e]);
-      CheckPlacements(tree, owner.path, owner.layout, found[e]);
+      // Derived out_names are unique, so the written ones are all there is
+      // to check for duplicate-output-name.
+      CheckPorts(tree, owner.path, *owner.layout, found[e]);
+      CheckPlacements(tree, owner.path, *owner.layout, found[e]);
       if (owner.parallel && !HasCachedFamily(tree.doc(), owner.module)) {
         CheckParallelAxes(tree, owner.path, *owner.parallel, found[e]);
       }

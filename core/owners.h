@@ -15,13 +15,21 @@ namespace shardplan {
 
 enum class OwnerKind : uint8_t { kModel, kFamily, kNative };
 
+// An owner refers to its layout and parallel spec in the document (native
+// requests share theirs among all their owners) and records only what
+// collection and claims change about them.
 struct Owner {
   PathId path;  // the entry's FQN
   ModuleId module;
   OwnerKind kind;
-  Layout layout;  // a copy, outputs normalized; claims remove tied duplicates
-  std::optional<ParallelSpec> parallel;
-  std::vector<ParamId> required;  // filled by claims
+  const Layout* layout;
+  const ParallelSpec* parallel;  // null when none
+  // out_names derived by output normalization when the layout gives none.
+  std::optional<std::vector<NameId>> derived_out_names;
+  // Indexes into layout->params dropped by claims (a tied parameter already
+  // claimed with the same placement), increasing.
+  std::vector<uint32_t> dropped;
+  std::vector<ParamId> required;  // filled by claims, sorted
 };
 
 class Owners {

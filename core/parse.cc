@@ -513,7 +513,7 @@ bool Parser::ParseModule(const Value& v, Module& module) {
   }
   if (f[kFamily]) {
     At at(*this, "family");
-    module.family.emplace();
+    module.family = std::make_unique<Family>();
     if (!ParseFamily(*f[kFamily], *module.family)) return false;
   }
   return true;

@@ -21,25 +21,41 @@ void WriteOptional(Writer& w, const std::optional<std::string>& s) {
   }
 }
 
-void WritePlacementMap(Writer& w, const Document& doc, const PlacementMap& map) {
+void WritePlacementEntry(Writer& w, const Document& doc, const PlacementEntry& e) {
+  Key(w, doc.Name(e.name));
   w.StartObject();
-  for (const PlacementEntry& e : map) {
-    Key(w, doc.Name(e.name));
-    w.StartObject();
-    for (const AxisPlacement& a : e.placements) {
-      Key(w, doc.Name(a.axis));
-      String(w, FormatPlacement(a.placement));
-    }
-    w.EndObject();
+  for (const AxisPlacement& a : e.placements) {
+    Key(w, doc.Name(a.axis));
+    String(w, FormatPlacement(a.placement));
   }
   w.EndObject();
 }
 
-void WriteLayout(Writer& w, const Document& doc, const Layout& layout) {
+void WritePlacementMap(Writer& w, const Document& doc, const PlacementMap& map) {
   w.StartObject();
-  const std::pair<std::string_view, const std::optional<PlacementMap>*> always[] = {
-      {"params", &layout.params}, {"in_src", &layout.in_src}, {"in_dst", &layout.in_dst}};
-  for (const auto& [key, map] : always) {
+  for (const PlacementEntry& e : map) WritePlacementEntry(w, doc, e);
+  w.EndObject();
+}
+
+void WriteOwnedLayout(Writer& w, const Document& doc, const OwnedEntry& entry) {
+  const Layout& layout = *entry.layout;
+  w.StartObject();
+  Key(w, "params");
+  if (layout.params) {
+    w.StartObject();
+    size_t next_dropped = 0;
+    for (size_t i = 0; i < layout.params->size(); ++i) {
+      if (next_dropped < entry.dropped.size() && entry.dropped[next_dropped] == i) {
+        ++next_dropped;
+        continue;
+      }
+      WritePlacementEntry(w, doc, (*layout.params)[i]);
+    }
+    w.EndObject();
+  } else {
+    w.Null();
+  }
+  for (const auto& [key, map] : {std::pair{"in_src", &layout.in_src}, std::pair{"in_dst", &layout.in_dst}}) {
     Key(w, key);
     if (*map) {
       WritePlacementMap(w, doc, **map);
@@ -52,10 +68,11 @@ void WriteLayout(Writer& w, const Document& doc, const Layout& layout) {
     Key(w, key);
     WritePlacementMap(w, doc, **map);
   }
-  if (layout.out_names) {
+  const std::optional<std::vector<NameId>>& out_names = layout.out_names ? layout.out_names : entry.derived_out_names;
+  if (out_names) {
     Key(w, "out_names");
     w.StartArray();
-    for (NameId n : *layout.out_names) String(w, doc.Name(n));
+    for (NameId n : *out_names) String(w, doc.Name(n));
     w.EndArray();
   }
   w.EndObject();
@@ -118,7 +135,7 @@ std::string ResultToJson(const Result& result) {
     w.StartObject();
     for (const OwnedEntry& e : owned.entries) {
       Key(w, e.fqn);
-      WriteLayout(w, doc, e.layout);
+      WriteOwnedLayout(w, doc, e);
     }
     w.EndObject();
     Key(w, "parallel");

@@ -15,11 +15,15 @@
 
 namespace shardplan {
 
+// An owner as collected; its layout as the result prints it is the
+// document's layout less `dropped` params, with derived out_names if any.
 struct OwnedEntry {
   std::string fqn;
   OwnerKind kind;
-  Layout layout;  // reduced by claims
-  std::optional<ParallelSpec> parallel;
+  const Layout* layout;
+  const ParallelSpec* parallel;  // null when none
+  std::optional<std::vector<NameId>> derived_out_names;
+  std::vector<uint32_t> dropped;
   std::vector<ParamId> required;  // sorted by id
 };
 
