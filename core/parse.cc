@@ -139,6 +139,11 @@ class Parser {
  public:
   Parser(Document& doc, const Limits& limits) : doc_(doc), limits_(limits) {}
 
+  // The maps whose members the scanner hands over one at a time.
+  enum class Section { kParameters, kModules, kProviders, kPlan };
+  // One member of a section's map, parsed before ParseRoot sees the rest of
+  // the document (where the map then stands empty).
+  bool StreamItem(Section section, std::string_view key, const Value& v);
   bool ParseRoot(const Value& root);
   const std::string& error() const { return error_; }
   const std::string& error_pointer() const { return error_pointer_; }
@@ -217,7 +222,13 @@ class Parser {
   bool ParseNamedPlacements(const Value& v, NamedPlacements& out);
   bool ParseProviders(const Value& v);
   bool ParsePlan(const Value& v);
-  bool ParseFqnLayouts(const Value& v, bool in_plan, std::vector<FqnLayout>& out);
+  bool ParseFqnLayouts(const Value& v, bool in_plan);
+  // One member of the parameters, modules, providers.sharding or
+  // plan.modules map (the current pointer names the map).
+  bool ParameterItem(std::string_view id, const Value& v);
+  bool ModuleItem(std::string_view id, const Value& v);
+  bool FqnLayoutItem(bool in_plan, std::string_view fqn, const Value& v);
+  bool ResolveReferences();
   bool CheckTree();
   bool NonNegativeInts(const Value& v, bool positive, std::vector<int64_t>& out);
 
@@ -241,6 +252,7 @@ class Parser {
   }
   std::vector<ParamId> param_by_name_;
   std::vector<ModuleId> module_by_name_;
+  NameSet provider_fqns_, plan_fqns_;
 };
 
 bool Parser::CheckUniqueKeys(const Value& obj) {
@@ -357,6 +369,7 @@ bool Parser::ParseRoot(const Value& root) {
     At at(*this, "modules");
     if (!ParseModules(*f[kModules])) return false;
   }
+  if (!ResolveReferences()) return false;
   {
     At at(*this, "root");
     if (!ExpectString(*f[kRoot])) return false;
@@ -394,18 +407,24 @@ bool Parser::ParseMesh(const Value& v) {
 
 bool Parser::ParseParameters(const Value& v) {
   if (!ExpectObject(v)) return false;
-  doc_.parameters.reserve(v.MemberCount());
   for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
-    At at(*this, Str(m->name));
+    if (!ParameterItem(Str(m->name), m->value)) return false;
+  }
+  return true;
+}
+
+bool Parser::ParameterItem(std::string_view id, const Value& v) {
+  At at(*this, id);
+  {
     Parameter param;
-    param.id = doc_.names.Intern(Str(m->name));
+    param.id = doc_.names.Intern(id);
     if (!Define(param_by_name_, param.id, static_cast<ParamId>(doc_.parameters.size()))) {
-      return Fail(absl::StrCat("duplicate key ", PyRepr(Str(m->name))));
+      return Fail(absl::StrCat("duplicate key ", PyRepr(id)));
     }
     enum { kShape, kDtype, kBlocks };
     static constexpr std::array<std::string_view, 3> kKeys = {"shape", "dtype", "blocks"};
     Fields<3> f;
-    if (!ReadFields(m->value, kKeys, f)) return false;
+    if (!ReadFields(v, kKeys, f)) return false;
     if (f[kShape]) {
       At at_shape(*this, "shape");
       param.shape.emplace();
@@ -444,19 +463,46 @@ bool Parser::ParseParameters(const Value& v) {
 
 bool Parser::ParseModules(const Value& v) {
   if (!ExpectObject(v)) return false;
-  doc_.modules.resize(v.MemberCount());
-  ModuleId index = 0;
-  for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m, ++index) {
-    doc_.modules[index].id = doc_.names.Intern(Str(m->name));
-    if (!Define(module_by_name_, doc_.modules[index].id, index)) {
-      At at(*this, Str(m->name));
-      return Fail(absl::StrCat("duplicate key ", PyRepr(Str(m->name))));
-    }
+  for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
+    if (!ModuleItem(Str(m->name), m->value)) return false;
   }
-  index = 0;
-  for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m, ++index) {
-    At at(*this, Str(m->name));
-    if (!ParseModule(m->value, doc_.modules[index])) return false;
+  return true;
+}
+
+bool Parser::ModuleItem(std::string_view id, const Value& v) {
+  At at(*this, id);
+  const ModuleId index = static_cast<ModuleId>(doc_.modules.size());
+  Module& module = doc_.modules.emplace_back();
+  module.id = doc_.names.Intern(id);
+  if (!Define(module_by_name_, module.id, index)) return Fail(absl::StrCat("duplicate key ", PyRepr(id)));
+  return ParseModule(v, module);
+}
+
+// Child and parameter references name ids that may be defined later in the
+// document: ParseModule records the NameId of each referenced id in place of
+// the index, and this replaces them once every id is known.
+bool Parser::ResolveReferences() {
+  At at_section(*this, "modules");
+  for (Module& module : doc_.modules) {
+    At at_module(*this, doc_.Name(module.id));
+    for (auto& [name, target] : module.children) {
+      const ModuleId child = target < module_by_name_.size() ? module_by_name_[target] : kNone;
+      if (child == kNone) {
+        At at_children(*this, "children");
+        At at_child(*this, doc_.Name(name));
+        return Fail(absl::StrCat("unknown module id ", PyRepr(doc_.Name(target))));
+      }
+      target = child;
+    }
+    for (auto& [name, target] : module.params) {
+      const ParamId param = target < param_by_name_.size() ? param_by_name_[target] : kNone;
+      if (param == kNone) {
+        At at_params(*this, "params");
+        At at_param(*this, doc_.Name(name));
+        return Fail(absl::StrCat("unknown parameter id ", PyRepr(doc_.Name(target))));
+      }
+      target = param;
+    }
   }
   return true;
 }
@@ -484,9 +530,8 @@ bool Parser::ParseModule(const Value& v, Module& module) {
     for (auto c = children.MemberBegin(); c != children.MemberEnd(); ++c) {
       At at_child(*this, Str(c->name));
       if (!NonEmptyName(c->name, "child name") || !ExpectString(c->value)) return false;
-      const ModuleId child = Lookup(module_by_name_, Str(c->value));
-      if (child == kNone) return Fail(absl::StrCat("unknown module id ", PyRepr(Str(c->value))));
-      module.children.emplace_back(doc_.names.Intern(Str(c->name)), child);
+      // The target's id for now; ResolveReferences makes it an index.
+      module.children.emplace_back(doc_.names.Intern(Str(c->name)), doc_.names.Intern(Str(c->value)));
     }
   }
   if (f[kParams]) {
@@ -498,13 +543,12 @@ bool Parser::ParseModule(const Value& v, Module& module) {
     for (auto p = params.MemberBegin(); p != params.MemberEnd(); ++p) {
       At at_param(*this, Str(p->name));
       if (!NonEmptyName(p->name, "parameter name") || !ExpectString(p->value)) return false;
-      const ParamId param = Lookup(param_by_name_, Str(p->value));
-      if (param == kNone) return Fail(absl::StrCat("unknown parameter id ", PyRepr(Str(p->value))));
       NameId name = doc_.names.Intern(Str(p->name));
       if (children.Contains(name)) {
         return Fail(absl::StrCat("name ", PyRepr(Str(p->name)), " is both a child and a parameter"));
       }
-      module.params.emplace_back(name, param);
+      // The parameter's id for now; ResolveReferences makes it an index.
+      module.params.emplace_back(name, doc_.names.Intern(Str(p->value)));
     }
   }
   if (f[kParallel]) {
@@ -667,14 +711,24 @@ bool Parser::ParseLayout(const Value& v, bool in_plan, Layout& out) {
   return true;
 }
 
-bool Parser::ParseFqnLayouts(const Value& v, bool in_plan, std::vector<FqnLayout>& out) {
-  if (!ExpectObject(v) || !CheckUniqueKeys(v)) return false;
-  out.reserve(v.MemberCount());
+bool Parser::ParseFqnLayouts(const Value& v, bool in_plan) {
+  if (!ExpectObject(v)) return false;
   for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
-    At at(*this, Str(m->name));
-    FqnLayout entry{doc_.names.Intern(Str(m->name)), {}};
-    if (!ParseLayout(m->value, in_plan, entry.layout)) return false;
-    out.push_back(std::move(entry));
+    if (!FqnLayoutItem(in_plan, Str(m->name), m->value)) return false;
+  }
+  return true;
+}
+
+bool Parser::FqnLayoutItem(bool in_plan, std::string_view fqn, const Value& v) {
+  At at(*this, fqn);
+  FqnLayout entry{doc_.names.Intern(fqn), {}};
+  if (!(in_plan ? plan_fqns_ : provider_fqns_).Insert(entry.fqn)) return Fail(absl::StrCat("duplicate key ", PyRepr(fqn)));
+  if (!ParseLayout(v, in_plan, entry.layout)) return false;
+  if (!in_plan) {
+    doc_.model_providers.push_back(std::move(entry));
+  } else {
+    if (!doc_.plan) doc_.plan.emplace();
+    doc_.plan->push_back(std::move(entry));
   }
   return true;
 }
@@ -686,7 +740,7 @@ bool Parser::ParseProviders(const Value& v) {
   if (!ReadFields(v, kKeys, f)) return false;
   if (f[kSharding]) {
     At at(*this, "sharding");
-    if (!ParseFqnLayouts(*f[kSharding], /*in_plan=*/false, doc_.model_providers)) return false;
+    if (!ParseFqnLayouts(*f[kSharding], /*in_plan=*/false)) return false;
   }
   if (const Value* native = f[kNative]) {
     At at(*this, "native");
@@ -731,8 +785,32 @@ bool Parser::ParsePlan(const Value& v) {
   Fields<1> f;
   if (!ReadFields(v, kKeys, f) || !Required(f[0], "modules")) return false;
   At at(*this, "modules");
-  doc_.plan.emplace();
-  return ParseFqnLayouts(*f[0], /*in_plan=*/true, *doc_.plan);
+  if (!doc_.plan) doc_.plan.emplace();
+  return ParseFqnLayouts(*f[0], /*in_plan=*/true);
+}
+
+bool Parser::StreamItem(Section section, std::string_view key, const Value& v) {
+  switch (section) {
+    case Section::kParameters: {
+      At at(*this, "parameters");
+      return ParameterItem(key, v);
+    }
+    case Section::kModules: {
+      At at(*this, "modules");
+      return ModuleItem(key, v);
+    }
+    case Section::kProviders: {
+      At at(*this, "providers");
+      At at_map(*this, "sharding");
+      return FqnLayoutItem(/*in_plan=*/false, key, v);
+    }
+    case Section::kPlan: {
+      At at(*this, "plan");
+      At at_map(*this, "modules");
+      return FqnLayoutItem(/*in_plan=*/true, key, v);
+    }
+  }
+  return false;
 }
 
 // Refuses cycles anywhere in `children`, and trees whose expansion from the
@@ -798,6 +876,200 @@ bool Parser::CheckTree() {
   return true;
 }
 
+// Reads the document's top level, and the members of the four maps that
+// grow with the model (parameters, modules, providers.sharding and
+// plan.modules) one at a time, each as a small DOM handed to the parser and
+// then discarded: no DOM of the whole document is ever built. Everything
+// else goes into `skeleton`, where those maps stand empty.
+class Scanner {
+ public:
+  enum class Failure { kNone, kSyntax, kTooDeep, kParser };
+
+  Scanner(char* text, Parser& parser, int max_depth, rapidjson::Document& skeleton)
+      : begin_(text),
+        p_(text),
+        parser_(parser),
+        max_depth_(max_depth),
+        skeleton_(skeleton),
+        item_pool_(item_buffer_, sizeof item_buffer_),
+        item_(&item_pool_) {}
+
+  bool Run() {
+    SkipSpace();
+    if (*p_ == '\0') return Syntax(rapidjson::kParseErrorDocumentEmpty);
+    if (*p_ != '{') {
+      // Not an object: one value, which ParseRoot then refuses.
+      if (!ParseValue(skeleton_, max_depth_)) return false;
+    } else {
+      ++p_;
+      skeleton_.SetObject();
+      const bool ok = Members(1, [&](std::string_view key) {
+        rapidjson::Value value;
+        if (key == "parameters" && *p_ == '{') {
+          if (!StreamMap(Parser::Section::kParameters, 2)) return false;
+          value.SetObject();
+        } else if (key == "modules" && *p_ == '{') {
+          if (!StreamMap(Parser::Section::kModules, 2)) return false;
+          value.SetObject();
+        } else if ((key == "providers" || key == "plan") && *p_ == '{') {
+          const bool plan = key == "plan";
+          ++p_;
+          value.SetObject();
+          const bool members_ok = Members(2, [&](std::string_view inner) {
+            rapidjson::Value member;
+            if (inner == (plan ? "modules" : "sharding") && *p_ == '{') {
+              if (!StreamMap(plan ? Parser::Section::kPlan : Parser::Section::kProviders, 3)) return false;
+              member.SetObject();
+            } else if (!ParseInto(member, max_depth_ - 2)) {
+              return false;
+            }
+            value.AddMember(Name(inner), member, skeleton_.GetAllocator());
+            return true;
+          });
+          if (!members_ok) return false;
+        } else if (!ParseInto(value, max_depth_ - 1)) {
+          return false;
+        }
+        skeleton_.AddMember(Name(key), value, skeleton_.GetAllocator());
+        return true;
+      });
+      if (!ok) return false;
+    }
+    SkipSpace();
+    return *p_ == '\0' || Syntax(rapidjson::kParseErrorDocumentRootNotSingular);
+  }
+
+  Failure failure() const { return failure_; }
+  size_t error_offset() const { return error_offset_; }
+  rapidjson::ParseErrorCode syntax_error() const { return syntax_error_; }
+
+ private:
+  using Stream = rapidjson::GenericInsituStringStream<rapidjson::UTF8<>>;
+  static constexpr unsigned kValueFlags = kParseFlags | rapidjson::kParseStopWhenDoneFlag;
+
+  // Accepts one string and nothing else.
+  struct KeyHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, KeyHandler> {
+    bool Default() { return false; }
+    bool String(const char* s, rapidjson::SizeType n, bool) {
+      key = std::string_view(s, n);
+      return true;
+    }
+    std::string_view key;
+  };
+
+  static rapidjson::Value Name(std::string_view key) {
+    return rapidjson::Value(rapidjson::StringRef(key.data(), key.size()));
+  }
+  void SkipSpace() {
+    while (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t') ++p_;
+  }
+  bool Fail(Failure failure, size_t offset) {
+    failure_ = failure;
+    error_offset_ = offset;
+    return false;
+  }
+  bool Syntax(rapidjson::ParseErrorCode code) {
+    syntax_error_ = code;
+    return Fail(Failure::kSyntax, static_cast<size_t>(p_ - begin_));
+  }
+
+  // Parses the value at the cursor into `doc`, at most `depth_left` deep.
+  bool ParseValue(rapidjson::Document& doc, int depth_left) {
+    Stream stream(p_);
+    bool too_deep = false;
+    auto generate = [&](rapidjson::Document& handler) {
+      DepthLimitedHandler<rapidjson::Document> limited(handler, depth_left);
+      const bool ok = !reader_.Parse<kValueFlags>(stream, limited).IsError();
+      too_deep = limited.too_deep();
+      return ok;
+    };
+    doc.Populate(generate);
+    if (reader_.HasParseError()) {
+      syntax_error_ = reader_.GetParseErrorCode();
+      return Fail(too_deep ? Failure::kTooDeep : Failure::kSyntax,
+                  static_cast<size_t>(p_ - begin_) + reader_.GetErrorOffset());
+    }
+    p_ += stream.Tell();
+    return true;
+  }
+  // The same, into a value kept in the skeleton.
+  bool ParseInto(rapidjson::Value& out, int depth_left) {
+    rapidjson::Document value(&skeleton_.GetAllocator());
+    if (!ParseValue(value, depth_left)) return false;
+    out = static_cast<rapidjson::Value&>(value);  // moves
+    return true;
+  }
+  bool ParseKey(std::string_view& key) {
+    Stream stream(p_);
+    KeyHandler handler;
+    if (reader_.Parse<kValueFlags>(stream, handler).IsError()) {
+      // The handler refuses anything but a string: that is a missing name.
+      syntax_error_ = reader_.GetParseErrorCode() == rapidjson::kParseErrorTermination
+                          ? rapidjson::kParseErrorObjectMissName
+                          : reader_.GetParseErrorCode();
+      return Fail(Failure::kSyntax, static_cast<size_t>(p_ - begin_) + reader_.GetErrorOffset());
+    }
+    p_ += stream.Tell();
+    key = handler.key;
+    return true;
+  }
+  // Reads the members of the object whose '{' the cursor just passed, at
+  // nesting `depth`, calling member(key) with the cursor on each value.
+  template <typename Member>
+  bool Members(int depth, Member&& member) {
+    if (depth > max_depth_) return Fail(Failure::kTooDeep, static_cast<size_t>(p_ - begin_));
+    SkipSpace();
+    if (*p_ == '}') {
+      ++p_;
+      return true;
+    }
+    while (true) {
+      SkipSpace();
+      if (*p_ != '"') return Syntax(rapidjson::kParseErrorObjectMissName);
+      std::string_view key;
+      if (!ParseKey(key)) return false;
+      SkipSpace();
+      if (*p_ != ':') return Syntax(rapidjson::kParseErrorObjectMissColon);
+      ++p_;
+      SkipSpace();
+      if (!member(key)) return false;
+      SkipSpace();
+      if (*p_ == ',') {
+        ++p_;
+      } else if (*p_ == '}') {
+        ++p_;
+        return true;
+      } else {
+        return Syntax(rapidjson::kParseErrorObjectMissCommaOrCurlyBracket);
+      }
+    }
+  }
+  // Hands each member of the map at the cursor to the parser.
+  bool StreamMap(Parser::Section section, int depth) {
+    ++p_;
+    return Members(depth, [&](std::string_view key) {
+      if (!ParseValue(item_, max_depth_ - depth)) return false;
+      const bool ok = parser_.StreamItem(section, key, item_);
+      item_.SetNull();
+      item_pool_.Clear();
+      return ok || Fail(Failure::kParser, 0);
+    });
+  }
+
+  char* const begin_;
+  char* p_;
+  Parser& parser_;
+  const int max_depth_;
+  rapidjson::Document& skeleton_;
+  rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>> reader_;
+  char item_buffer_[16 * 1024];
+  rapidjson::MemoryPoolAllocator<> item_pool_;
+  rapidjson::Document item_;
+  Failure failure_ = Failure::kNone;
+  size_t error_offset_ = 0;
+  rapidjson::ParseErrorCode syntax_error_ = rapidjson::kParseErrorNone;
+};
+
 std::string LineColumn(std::string_view text, size_t offset) {
   size_t line = 1, column = 1;
   for (size_t i = 0; i < offset && i < text.size(); ++i) {
@@ -845,35 +1117,29 @@ ParsedDocument ParseDocument(std::string_view json, const Limits& limits) {
                                 " (offset ", valid, ")"),
                    "");
   }
-  // The reader decodes strings in place: parse a NUL-terminated copy, which
-  // must outlive the DOM.
+  // The reader decodes strings in place: scan a NUL-terminated copy, which
+  // must outlive every DOM made from it.
   std::string text(json);
-  rapidjson::Document dom;
-  rapidjson::GenericInsituStringStream<rapidjson::UTF8<>> stream(text.data());
-  rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>> reader;
-  bool too_deep = false;
-  auto generate = [&](rapidjson::Document& handler) {
-    DepthLimitedHandler<rapidjson::Document> limited(handler, limits.max_json_depth);
-    bool ok = !reader.Parse<kParseFlags>(stream, limited).IsError();
-    too_deep = limited.too_deep();
-    return ok;
-  };
-  dom.Populate(generate);
-  if (reader.HasParseError()) {
-    const size_t offset = reader.GetErrorOffset();
-    if (too_deep) {
-      return invalid(absl::StrCat("the document nests arrays and objects deeper than ", limits.max_json_depth,
-                                  " levels (at ", LineColumn(json, offset), ")"),
-                     "");
-    }
-    return invalid(absl::StrCat("malformed JSON at ", LineColumn(json, offset), ": ",
-                                rapidjson::GetParseError_En(reader.GetParseErrorCode())),
-                   "");
-  }
-
   auto document = std::make_unique<Document>();
   Parser parser(*document, limits);
-  if (!parser.ParseRoot(dom)) {
+  rapidjson::Document skeleton;
+  Scanner scanner(text.data(), parser, limits.max_json_depth, skeleton);
+  if (!scanner.Run()) {
+    const size_t offset = scanner.error_offset();
+    switch (scanner.failure()) {
+      case Scanner::Failure::kTooDeep:
+        return invalid(absl::StrCat("the document nests arrays and objects deeper than ", limits.max_json_depth,
+                                    " levels (at ", LineColumn(json, offset), ")"),
+                       "");
+      case Scanner::Failure::kSyntax:
+        return invalid(absl::StrCat("malformed JSON at ", LineColumn(json, offset), ": ",
+                                    rapidjson::GetParseError_En(scanner.syntax_error())),
+                       "");
+      case Scanner::Failure::kParser:
+        break;
+    }
+  }
+  if (scanner.failure() == Scanner::Failure::kParser || !parser.ParseRoot(skeleton)) {
     const std::string& pointer = parser.error_pointer();
     return invalid(absl::StrCat(parser.error(), " (at ", pointer.empty() ? "the document root" : pointer, ")"),
                    pointer);
