@@ -1086,6 +1086,7 @@ std::string LineColumn(std::string_view text, size_t offset) {
 }  // namespace
 
 std::string JsonPointerToken(std::string_view token) {
+  if (token.find_first_of("~/") == std::string_view::npos) return std::string(token);
   std::string out;
   out.reserve(token.size());
   for (char c : token) {

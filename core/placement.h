@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "core/interner.h"
 
 namespace shardplan {
@@ -45,8 +46,8 @@ struct AxisPlacement {
 };
 
 // Axis -> placement in document order; keys are unique (duplicate keys are
-// refused when parsing).
-using NamedPlacements = std::vector<AxisPlacement>;
+// refused when parsing). Meshes have a handful of axes: kept inline.
+using NamedPlacements = absl::InlinedVector<AxisPlacement, 4>;
 
 // Same keys and equal placements; key order is irrelevant.
 bool SamePlacements(const NamedPlacements& a, const NamedPlacements& b);
