@@ -24,6 +24,11 @@ class Interner {
   Interner(Interner&&) = default;
   Interner& operator=(Interner&&) = default;
 
+  // Makes room for `count` names without rehashing.
+  void Reserve(size_t count) {
+    ids_.reserve(count);
+    views_.reserve(count);
+  }
   NameId Intern(std::string_view text);
   // The id of `text` if it was interned, else kNoName.
   NameId Find(std::string_view text) const;

@@ -1,0 +1,361 @@
+// Google Benchmark suite for the engine's phases (core/), on documents from
+// bench/model_gen.h. See bench/README.md for what each benchmark measures.
+//
+//   bazel run -c opt //bench:core_benchmark
+//   bazel run -c opt //bench:core_benchmark -- --benchmark_filter='generic/params:100000/'
+//
+// Names are BM_<Phase>/<kind>/<size>/devices:<mesh devices>, where size is
+// params:N (generic: N Linear weights, all owned), layers:N (deepseek, 256
+// experts per MoE layer) or paths:N (shared: N slots of one ModuleList over 16
+// distinct blocks). Each document carries a final plan for every owner.
+//
+// Models are generated, parsed and collected once per (kind, size, mesh) and
+// cached; benchmarks are registered size by size, so the cache only ever holds
+// one large model (larger ones are dropped when the next is built).
+//
+// All times are wall-clock (UseRealTime): the engine may use several threads,
+// and items/s and bytes/s are computed from the same wall time.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "bench/model_gen.h"
+#include "benchmark/benchmark.h"
+#include "core/claims.h"
+#include "core/collect.h"
+#include "core/diagnostic.h"
+#include "core/document.h"
+#include "core/engine.h"
+#include "core/layout_checks.h"
+#include "core/module_tree.h"
+#include "core/owners.h"
+#include "core/parse.h"
+#include "core/plan_check.h"
+#include "core/result.h"
+
+namespace shardplan::bench {
+namespace {
+
+// One generated document and everything the phases before a benchmarked one
+// produce, built once.
+struct Model {
+  std::string json;
+  std::unique_ptr<Document> doc;
+  std::unique_ptr<ModuleTree> tree;
+  std::unique_ptr<Owners> collected;  // after CollectOwners (input of nesting/owner checks/claims)
+  std::unique_ptr<Owners> claimed;    // after AssignParameters (input of the plan check)
+  std::unique_ptr<Claims> claims;
+  bool all_added = false;
+  std::string error;  // non-empty: the model is unusable, benchmarks skip with it
+
+  int64_t paths = 0;        // module paths (named_modules of the root)
+  int64_t param_paths = 0;  // parameter slots over all paths (named_parameters of the root)
+  int64_t owners = 0;
+  int64_t plan_entries = 0;
+};
+
+using Key = std::tuple<ModelKind, int64_t, int64_t>;  // kind, size, devices
+
+GenOptions OptionsFor(ModelKind kind, int64_t size, int64_t devices) {
+  GenOptions o;
+  o.kind = kind;
+  o.plan = true;
+  if (auto mesh = MeshForDevices(devices)) o.mesh = *mesh;
+  switch (kind) {
+    case ModelKind::kDeepseek:
+      o.layers = static_cast<int>(size);
+      break;
+    case ModelKind::kGeneric:
+      o.params = size;
+      o.owners_fraction = 1.0;
+      o.owner_style = OwnerStyle::kMixed;
+      break;
+    case ModelKind::kShared:
+      o.paths = static_cast<int>(size);
+      o.blocks = 16;
+      break;
+  }
+  return o;
+}
+
+std::unique_ptr<Model> BuildModel(const Key& key) {
+  auto m = std::make_unique<Model>();
+  const auto [kind, size, devices] = key;
+  m->json = GenerateDocument(OptionsFor(kind, size, devices));
+  if (m->json.empty()) {
+    m->error = "generator refused the options";
+    return m;
+  }
+  ParsedDocument parsed = ParseDocument(m->json, Limits{});
+  if (parsed.error) {
+    m->error = "generated document is invalid: " + parsed.error->message;
+    return m;
+  }
+  m->doc = std::move(parsed.document);
+  m->tree = std::make_unique<ModuleTree>(*m->doc);
+  m->paths = static_cast<int64_t>(m->tree->size());
+  for (PathId p = 0; p < m->tree->size(); ++p) {
+    m->param_paths += static_cast<int64_t>(m->doc->modules[m->tree->module(p)].params.size());
+  }
+  m->plan_entries = m->doc->plan ? static_cast<int64_t>(m->doc->plan->size()) : 0;
+
+  DiagnosticSink sink;
+  m->collected = std::make_unique<Owners>(m->doc->modules.size());
+  m->all_added = CollectOwners(*m->tree, *m->collected, sink);
+  m->claimed = std::make_unique<Owners>(m->doc->modules.size());
+  CollectOwners(*m->tree, *m->claimed, sink);
+  CheckNesting(*m->tree, *m->claimed, sink);
+  CheckOwners(*m->tree, *m->claimed, sink);
+  m->claims = std::make_unique<Claims>(AssignParameters(*m->tree, *m->claimed, m->all_added, sink));
+  if (sink.has_errors()) {
+    std::vector<Diagnostic> d = sink.Take();
+    m->error = "generated document does not check: " + d.front().code + ": " + d.front().message;
+    return m;
+  }
+  m->owners = static_cast<int64_t>(m->collected->InOrder().size());
+  return m;
+}
+
+// Models above this size are dropped when another model is built.
+constexpr size_t kKeepBytes = 64u << 20;
+
+const Model& GetModel(ModelKind kind, int64_t size, int64_t devices) {
+  static auto* cache = new std::map<Key, std::unique_ptr<Model>>();
+  const Key key{kind, size, devices};
+  auto it = cache->find(key);
+  if (it != cache->end()) return *it->second;
+  for (auto i = cache->begin(); i != cache->end();) {
+    i = i->second->json.size() > kKeepBytes ? cache->erase(i) : std::next(i);
+  }
+  return *cache->emplace(key, BuildModel(key)).first->second;
+}
+
+// The model of this benchmark's arguments, or null after SkipWithError.
+const Model* ModelOrSkip(benchmark::State& state, ModelKind kind) {
+  const Model& m = GetModel(kind, state.range(0), state.range(1));
+  if (!m.error.empty()) {
+    state.SkipWithError(m.error.c_str());
+    return nullptr;
+  }
+  state.counters["paths"] = static_cast<double>(m.paths);
+  state.counters["owners"] = static_cast<double>(m.owners);
+  return &m;
+}
+
+void SetItems(benchmark::State& state, int64_t per_iteration) {
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * per_iteration);
+}
+
+// --- benchmarks ---------------------------------------------------------------
+
+// ParseDocument: JSON text -> Document (RapidJSON DOM, strict walk, interning,
+// cycle and path-limit checks). Items: module paths.
+void BM_Parse(benchmark::State& state, ModelKind kind) {
+  const Model* m = ModelOrSkip(state, kind);
+  if (m == nullptr) return;
+  for (auto _ : state) {
+    ParsedDocument parsed = ParseDocument(m->json, Limits{});
+    if (parsed.error) {
+      state.SkipWithError(parsed.error->message.c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(parsed.document.get());
+  }
+  SetItems(state, m->paths);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(m->json.size()));
+}
+
+// ModuleTree: expands every module path (pre-order ids, FQN arena, child and
+// parameter indexes). Items: module paths.
+void BM_BuildTree(benchmark::State& state, ModelKind kind) {
+  const Model* m = ModelOrSkip(state, kind);
+  if (m == nullptr) return;
+  for (auto _ : state) {
+    ModuleTree tree(*m->doc);
+    benchmark::DoNotOptimize(tree.size());
+  }
+  SetItems(state, m->paths);
+}
+
+// CollectOwners: model providers (FQN resolution), families, native requests
+// (glob matching over every FQN, family-subtree marks). Items: module paths.
+void BM_Collect(benchmark::State& state, ModelKind kind) {
+  const Model* m = ModelOrSkip(state, kind);
+  if (m == nullptr) return;
+  for (auto _ : state) {
+    Owners owners(m->doc->modules.size());
+    DiagnosticSink sink;
+    const bool all_added = CollectOwners(*m->tree, owners, sink);
+    benchmark::DoNotOptimize(all_added);
+    if (sink.has_errors()) {
+      state.SkipWithError("CollectOwners reported diagnostics");
+      break;
+    }
+  }
+  SetItems(state, m->paths);
+}
+
+// CheckNesting: overlapping communicating owners (ancestor walk per
+// communicating owner). Items: owners.
+void BM_Nesting(benchmark::State& state, ModelKind kind) {
+  const Model* m = ModelOrSkip(state, kind);
+  if (m == nullptr) return;
+  for (auto _ : state) {
+    DiagnosticSink sink;
+    CheckNesting(*m->tree, *m->collected, sink);
+    if (sink.has_errors()) {
+      state.SkipWithError("CheckNesting reported diagnostics");
+      break;
+    }
+  }
+  SetItems(state, m->owners);
+}
+
+// CheckOwners: ports, placements (every axis of every named placement) and
+// parallel axes of every owner. Items: owners.
+void BM_OwnerChecks(benchmark::State& state, ModelKind kind) {
+  const Model* m = ModelOrSkip(state, kind);
+  if (m == nullptr) return;
+  for (auto _ : state) {
+    DiagnosticSink sink;
+    CheckOwners(*m->tree, *m->collected, sink);
+    if (sink.has_errors()) {
+      state.SkipWithError("CheckOwners reported diagnostics");
+      break;
+    }
+  }
+  SetItems(state, m->owners);
+}
+
+// AssignParameters: claims, ties, aliases, omissions, owned names. It
+// consumes its Owners (reduces their params, fills `required`), so every
+// iteration gets freshly collected owners; collecting them (and destroying
+// the previous ones) happens with the timer paused. Timed: the call and the
+// destruction of its Claims. Items: parameter paths.
+void BM_Claims(benchmark::State& state, ModelKind kind) {
+  const Model* m = ModelOrSkip(state, kind);
+  if (m == nullptr) return;
+  std::unique_ptr<Owners> owners;
+  for (auto _ : state) {
+    state.PauseTiming();
+    owners.reset();
+    owners = std::make_unique<Owners>(m->doc->modules.size());
+    DiagnosticSink collect_sink;
+    CollectOwners(*m->tree, *owners, collect_sink);
+    DiagnosticSink sink;
+    state.ResumeTiming();
+    Claims claims = AssignParameters(*m->tree, *owners, m->all_added, sink);
+    benchmark::DoNotOptimize(claims);
+    if (sink.has_errors()) {
+      state.SkipWithError("AssignParameters reported diagnostics");
+      break;
+    }
+  }
+  SetItems(state, m->param_paths);
+  state.counters["param_paths"] = static_cast<double>(m->param_paths);
+}
+
+// ValidatePlan: the final plan (one entry per owner) against the claimed
+// owners: per-parameter declarations, required parameters, ports and
+// placements of every owned entry, coverage. Items: plan entries.
+void BM_PlanCheck(benchmark::State& state, ModelKind kind) {
+  const Model* m = ModelOrSkip(state, kind);
+  if (m == nullptr) return;
+  if (!m->doc->plan) {
+    state.SkipWithError("the document has no plan");
+    return;
+  }
+  for (auto _ : state) {
+    DiagnosticSink sink;
+    ValidatePlan(*m->tree, *m->claimed, *m->claims, *m->doc->plan, sink);
+    if (sink.has_errors()) {
+      state.SkipWithError("ValidatePlan reported diagnostics");
+      break;
+    }
+  }
+  SetItems(state, m->plan_entries);
+}
+
+// Check + ResultToJson: the whole engine from text to result text, as the CLI
+// runs it (without file I/O). Items: module paths; bytes: input text.
+void BM_EndToEnd(benchmark::State& state, ModelKind kind) {
+  const Model* m = ModelOrSkip(state, kind);
+  if (m == nullptr) return;
+  size_t out_bytes = 0;
+  for (auto _ : state) {
+    absl::StatusOr<Result> r = Check(m->json, CheckOptions{});
+    if (!r.ok() || !r->ok) {
+      state.SkipWithError(!r.ok() ? "Check failed" : "the document did not check ok");
+      break;
+    }
+    std::string out = ResultToJson(*r);
+    out_bytes = out.size();
+    benchmark::DoNotOptimize(out.data());
+  }
+  SetItems(state, m->paths);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(m->json.size()));
+  state.counters["result_bytes"] = static_cast<double>(out_bytes);
+}
+
+// --- registration ---------------------------------------------------------------
+
+using BenchFn = void (*)(benchmark::State&, ModelKind);
+struct Phase {
+  const char* name;
+  BenchFn fn;
+};
+constexpr Phase kPhases[] = {
+    {"BM_Parse", BM_Parse},         {"BM_BuildTree", BM_BuildTree}, {"BM_Collect", BM_Collect},
+    {"BM_Nesting", BM_Nesting},     {"BM_OwnerChecks", BM_OwnerChecks}, {"BM_Claims", BM_Claims},
+    {"BM_PlanCheck", BM_PlanCheck}, {"BM_EndToEnd", BM_EndToEnd},
+};
+
+constexpr int64_t kDefaultDevices = 64;  // {"dp": 8, "tp": 8}
+constexpr int64_t kMeshes[] = {8, 64, 512, 4096, 32768};
+
+void Register(const Phase& phase, ModelKind kind, const char* kind_name, const char* size_name, int64_t size,
+              int64_t devices) {
+  benchmark::RegisterBenchmark((std::string(phase.name) + "/" + kind_name).c_str(), phase.fn, kind)
+      ->Args({size, devices})
+      ->ArgNames({size_name, "devices"})
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+}
+
+int RegisterAll() {
+  // Generic models, size by size: every phase, default mesh; at 100k
+  // parameters the per-owner checks over every mesh as well.
+  for (int64_t params : {1'000, 10'000, 100'000, 1'000'000}) {
+    for (const Phase& phase : kPhases) {
+      Register(phase, ModelKind::kGeneric, "generic", "params", params, kDefaultDevices);
+    }
+    if (params == 100'000) {
+      for (const char* name : {"BM_OwnerChecks", "BM_PlanCheck"}) {
+        for (int64_t devices : kMeshes) {
+          if (devices == kDefaultDevices) continue;  // registered above
+          for (const Phase& phase : kPhases) {
+            if (std::string(phase.name) == name) {
+              Register(phase, ModelKind::kGeneric, "generic", "params", params, devices);
+            }
+          }
+        }
+      }
+    }
+  }
+  // Heavy module sharing: 16 blocks over 4096 slots (49k paths, 32k
+  // parameter names, most of them aliases).
+  for (const Phase& phase : kPhases) Register(phase, ModelKind::kShared, "shared", "paths", 4096, kDefaultDevices);
+  // DeepSeek-V3-like: 61 layers x 256 experts on {"dp": 8, "ep": 8, "tp": 8}.
+  for (const Phase& phase : kPhases) Register(phase, ModelKind::kDeepseek, "deepseek", "layers", 61, 512);
+  return 0;
+}
+
+[[maybe_unused]] const int kRegistered = RegisterAll();
+
+}  // namespace
+}  // namespace shardplan::bench
