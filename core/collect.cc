@@ -160,12 +160,23 @@ std::vector<bool> Collector::TouchesFamilySubtree() const {
 }
 
 std::vector<PathId> Collector::MatchingPaths(const Glob& glob) const {
+  // Every match starts with the pattern's literal prefix; if that holds a
+  // dot, the matches lie below the module path before its last dot, a
+  // contiguous range of paths.
+  PathId first = 0, stop = static_cast<PathId>(tree_.size());
+  const std::string& prefix = glob.literal_prefix();
+  if (const size_t dot = prefix.rfind('.'); dot != std::string::npos) {
+    const PathId below = tree_.Resolve(std::string_view(prefix).substr(0, dot));
+    if (below == kNoPath) return {};
+    first = below + 1;
+    stop = tree_.end(below);
+  }
   constexpr size_t kGrain = 2048;
-  std::vector<std::vector<PathId>> chunks((tree_.size() + kGrain - 1) / kGrain);
+  std::vector<std::vector<PathId>> chunks((stop - first + kGrain - 1) / kGrain);
   ParallelFor(chunks.size(), 1, [&](size_t begin, size_t end) {
     for (size_t c = begin; c < end; ++c) {
-      const PathId last = static_cast<PathId>(std::min(tree_.size(), (c + 1) * kGrain));
-      for (PathId p = static_cast<PathId>(c * kGrain); p < last; ++p) {
+      const PathId last = static_cast<PathId>(std::min<size_t>(stop, first + (c + 1) * kGrain));
+      for (PathId p = static_cast<PathId>(first + c * kGrain); p < last; ++p) {
         if (glob.Matches(tree_.fqn(p))) chunks[c].push_back(p);
       }
     }

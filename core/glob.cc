@@ -172,7 +172,29 @@ bool Glob::TokenMatches(const Token& token, uint32_t cp) const {
   return false;
 }
 
+static void AppendUtf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
 void Glob::BuildSegments() {
+  for (const Token& t : tokens_) {
+    if (t.kind != Kind::kLiteral) break;
+    AppendUtf8(literal_prefix_, t.cp);
+  }
   uint32_t begin = 0;
   for (uint32_t t = 0; t <= tokens_.size(); ++t) {
     if (t == tokens_.size() || tokens_[t].kind == Kind::kStar) {

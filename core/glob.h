@@ -7,6 +7,7 @@
 #define SHARDPLAN_CORE_GLOB_H_
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -21,6 +22,9 @@ class Glob {
 
   // True when the pattern has no wildcard: it matches exactly one string.
   bool is_literal() const { return literal_; }
+  // The literal characters before the first wildcard: every match starts
+  // with them.
+  const std::string& literal_prefix() const { return literal_prefix_; }
 
  private:
   struct Range {
@@ -53,6 +57,7 @@ class Glob {
   // The pattern is segments_[0] * segments_[1] * ... (no star when there is
   // one segment).
   std::vector<Segment> segments_;
+  std::string literal_prefix_;
   bool literal_ = true;
 };
 

@@ -68,6 +68,14 @@ TEST(GlobTest, LiteralPatternsAreRecognized) {
   EXPECT_FALSE(Glob("[ab]").is_literal());
 }
 
+TEST(GlobTest, LiteralPrefixStopsAtTheFirstWildcard) {
+  EXPECT_EQ(Glob("layers.3.mlp.experts.*").literal_prefix(), "layers.3.mlp.experts.");
+  EXPECT_EQ(Glob("layers.[0-9].mlp").literal_prefix(), "layers.");
+  EXPECT_EQ(Glob("a[.b").literal_prefix(), "a[.b");  // unclosed '[' is literal
+  EXPECT_EQ(Glob("caf\xc3\xa9.?").literal_prefix(), "caf\xc3\xa9.");
+  EXPECT_EQ(Glob("*.mlp").literal_prefix(), "");
+}
+
 TEST(GlobTest, BacktrackingStarsDoNotBlowUp) {
   std::string text(2000, 'a');
   EXPECT_FALSE(Match("*a*a*a*a*a*b", text));
