@@ -5,6 +5,7 @@
 // Exit status: 0 when no document has an error, 1 when one has, 2 for usage
 // errors and unreadable files.
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -38,26 +39,41 @@ int Usage(std::string_view problem) {
   return 2;
 }
 
+bool ReadStream(std::istream& in, std::string& out) {
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  out = std::move(ss).str();
+  return !in.bad();
+}
+
 bool ReadFile(const std::string& path, std::string& out, std::string& error) {
   if (path == "-") {
-    std::ostringstream ss;
-    ss << std::cin.rdbuf();
-    out = ss.str();
-    return true;
+    if (ReadStream(std::cin, out)) return true;
+    error = "error reading standard input";
+    return false;
+  }
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (std::filesystem::is_directory(status)) {
+    error = absl::StrCat("cannot read '", path, "': it is a directory");
+    return false;
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = absl::StrCat("cannot read '", path, "'");
     return false;
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) {
-    error = absl::StrCat("error reading '", path, "'");
-    return false;
+  bool ok;
+  if (std::filesystem::is_regular_file(status)) {
+    // One read into a buffer of the file's size; a stream buffer would copy
+    // the text twice.
+    out.resize(static_cast<size_t>(std::filesystem::file_size(path, ec)));
+    ok = !ec && in.read(out.data(), static_cast<std::streamsize>(out.size())) && in.peek() == EOF;
+  } else {
+    ok = ReadStream(in, out);  // a pipe or a device: read to its end
   }
-  out = ss.str();
-  return true;
+  if (!ok) error = absl::StrCat("error reading '", path, "'");
+  return ok;
 }
 
 void PrintText(const std::string& path, const shardplan::Result& result) {

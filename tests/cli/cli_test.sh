@@ -74,6 +74,13 @@ one_thread="$out"
 run check --format json --threads=2 "$bad_doc"
 check "--threads gives the same result" test "$out" = "$one_thread"
 
+run check "$tmp"
+check "a directory is an unreadable file (exit 2)" test "$rc" -eq 2
+check "a directory is named on stderr" grep -q "is a directory" "$tmp/err"
+
+run check <(cat "$ok_doc")
+check "a pipe is read to its end" test "$rc" -eq 0
+
 run check "$tmp/does-not-exist.json" "$ok_doc"
 check "other documents are still checked" grep -q "ok:" "$tmp/out"
 check "unreadable file wins the exit status" test "$rc" -eq 2
