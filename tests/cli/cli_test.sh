@@ -69,11 +69,6 @@ run check "$tmp/does-not-exist.json"
 check "unreadable file exits 2" test "$rc" -eq 2
 check "unreadable file message on stderr" grep -q "cannot read" "$tmp/err"
 
-run check --format json --threads 1 "$bad_doc"
-one_thread="$out"
-run check --format json --threads=2 "$bad_doc"
-check "--threads gives the same result" test "$out" = "$one_thread"
-
 run check "$tmp"
 check "a directory is an unreadable file (exit 2)" test "$rc" -eq 2
 check "a directory is named on stderr" grep -q "is a directory" "$tmp/err"
