@@ -1,13 +1,14 @@
-// Membership among interned names: a linear scan for the handful of names a
-// layout or module usually carries, a hash set beyond that, so that checks
-// stay linear in hostile documents with huge port or child maps.
+// Membership among interned names: a linear scan of an inline array for the
+// handful of names a layout or module usually carries (no allocation), a
+// hash set beyond that, so that checks stay linear in hostile documents with
+// huge port or child maps.
 #ifndef SHARDPLAN_CORE_NAME_SET_H_
 #define SHARDPLAN_CORE_NAME_SET_H_
 
 #include <algorithm>
-#include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "core/interner.h"
 
 namespace shardplan {
@@ -38,7 +39,7 @@ class NameSet {
 
  private:
   static constexpr size_t kSmall = 16;
-  std::vector<NameId> small_;
+  absl::InlinedVector<NameId, kSmall> small_;  // no allocation while small
   absl::flat_hash_set<NameId> hashed_;
 };
 
