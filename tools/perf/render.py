@@ -104,6 +104,15 @@ def render(results, profile_path, out_path):
     L = []
     w = L.append
 
+    def quote_profile(name):
+        """The named section of profile.txt as a code block, if present."""
+        sec = section(prof_text, name)
+        if sec:
+            w("```")
+            w(sec)
+            w("```")
+            w("")
+
     # --- header --------------------------------------------------------------------------------
     w("# Performance")
     w("")
@@ -401,12 +410,7 @@ def render(results, profile_path, out_path):
               + ". The most expensive functions by self cost are "
               + ", ".join(f"`{r['name']}` ({r['pct']:.1f}%)" for r in cg["top_self"][:5]) + ".")
             w("")
-            sec = section(prof_text, "callgrind-deepseek")
-            if sec:
-                w("```")
-                w(sec)
-                w("```")
-                w("")
+            quote_profile("callgrind-deepseek")
         if keys & {"million_cli_s", "decade_ratio"} and pf:
             g1 = by_id.get("generic-1000000")
             user = [r for r in pf["self"] if not r["kernel"]]
@@ -435,19 +439,9 @@ def render(results, profile_path, out_path):
                              "the work itself grows faster than the parameters.")
                 w(line)
             w("")
-            sec = section(prof_text, "perf")
-            if sec:
-                w("```")
-                w(sec)
-                w("```")
-                w("")
+            quote_profile("perf")
             if cg2:
-                sec = section(prof_text, "callgrind-generic-100000")
-                if sec:
-                    w("```")
-                    w(sec)
-                    w("```")
-                    w("")
+                quote_profile("callgrind-generic-100000")
         if "million_rss_over_doc" in keys and mf:
             d100 = by_id.get("generic-100000")
             ratio = f", {mf['peak_heap_bytes'] / d100['doc_bytes']:.1f}x its {mb(d100['doc_bytes'])} MB" if d100 else ""
@@ -459,12 +453,7 @@ def render(results, profile_path, out_path):
               + f"; {cli_bytes / 2**20:.0f} MiB of the peak is allocated by the CLI itself (`RunCheck`), the "
               "rest by the engine.")
             w("")
-            sec = section(prof_text, "massif")
-            if sec:
-                w("```")
-                w(sec)
-                w("```")
-                w("")
+            quote_profile("massif")
         if "parallel_speedup" in keys and bench:
             summ = bench["summary"]
             w("**Parallel speedup.** Per phase (1 CPU / 2 CPUs): " + "; ".join(
