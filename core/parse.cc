@@ -211,8 +211,6 @@ class Parser {
   bool NonEmptyName(const Value& key, std::string_view what);
 
   bool ParseMesh(const Value& v);
-  bool ParseParameters(const Value& v);
-  bool ParseModules(const Value& v);
   bool ParseModule(const Value& v, Module& module);
   bool ParseForward(const Value& v, Module& module);
   bool ParseFamily(const Value& v, Family& family);
@@ -222,7 +220,6 @@ class Parser {
   bool ParseNamedPlacements(const Value& v, NamedPlacements& out);
   bool ParseProviders(const Value& v);
   bool ParsePlan(const Value& v);
-  bool ParseFqnLayouts(const Value& v, bool in_plan);
   // One member of the parameters, modules, providers.sharding or
   // plan.modules map (the current pointer names the map).
   bool ParameterItem(std::string_view id, const Value& v);
@@ -341,6 +338,9 @@ bool Parser::NonNegativeInts(const Value& v, bool positive, std::vector<int64_t>
   return true;
 }
 
+// The members of parameters, modules, providers.sharding and plan.modules
+// came through StreamItem; `root` holds those maps empty, so only their type
+// is checked here.
 bool Parser::ParseRoot(const Value& root) {
   enum { kSchema, kMesh, kParameters, kRoot, kModules, kProviders, kPlan };
   static constexpr std::array<std::string_view, 7> kKeys = {"schema", "mesh",      "parameters", "root",
@@ -363,11 +363,11 @@ bool Parser::ParseRoot(const Value& root) {
   }
   {
     At at(*this, "parameters");
-    if (!ParseParameters(*f[kParameters])) return false;
+    if (!ExpectObject(*f[kParameters])) return false;
   }
   {
     At at(*this, "modules");
-    if (!ParseModules(*f[kModules])) return false;
+    if (!ExpectObject(*f[kModules])) return false;
   }
   if (!ResolveReferences()) return false;
   {
@@ -401,14 +401,6 @@ bool Parser::ParseMesh(const Value& v) {
     const NameId axis = doc_.names.Intern(Str(m->name));
     doc_.mesh.push_back({axis, m->value.GetInt64()});
     doc_.mesh_names.Insert(axis);
-  }
-  return true;
-}
-
-bool Parser::ParseParameters(const Value& v) {
-  if (!ExpectObject(v)) return false;
-  for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
-    if (!ParameterItem(Str(m->name), m->value)) return false;
   }
   return true;
 }
@@ -457,14 +449,6 @@ bool Parser::ParameterItem(std::string_view id, const Value& v) {
       }
     }
     doc_.parameters.push_back(std::move(param));
-  }
-  return true;
-}
-
-bool Parser::ParseModules(const Value& v) {
-  if (!ExpectObject(v)) return false;
-  for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
-    if (!ModuleItem(Str(m->name), m->value)) return false;
   }
   return true;
 }
@@ -711,14 +695,6 @@ bool Parser::ParseLayout(const Value& v, bool in_plan, Layout& out) {
   return true;
 }
 
-bool Parser::ParseFqnLayouts(const Value& v, bool in_plan) {
-  if (!ExpectObject(v)) return false;
-  for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
-    if (!FqnLayoutItem(in_plan, Str(m->name), m->value)) return false;
-  }
-  return true;
-}
-
 bool Parser::FqnLayoutItem(bool in_plan, std::string_view fqn, const Value& v) {
   At at(*this, fqn);
   FqnLayout entry{doc_.names.Intern(fqn), {}};
@@ -740,7 +716,7 @@ bool Parser::ParseProviders(const Value& v) {
   if (!ReadFields(v, kKeys, f)) return false;
   if (f[kSharding]) {
     At at(*this, "sharding");
-    if (!ParseFqnLayouts(*f[kSharding], /*in_plan=*/false)) return false;
+    if (!ExpectObject(*f[kSharding])) return false;
   }
   if (const Value* native = f[kNative]) {
     At at(*this, "native");
@@ -786,7 +762,7 @@ bool Parser::ParsePlan(const Value& v) {
   if (!ReadFields(v, kKeys, f) || !Required(f[0], "modules")) return false;
   At at(*this, "modules");
   if (!doc_.plan) doc_.plan.emplace();
-  return ParseFqnLayouts(*f[0], /*in_plan=*/true);
+  return ExpectObject(*f[0]);
 }
 
 bool Parser::StreamItem(Section section, std::string_view key, const Value& v) {
