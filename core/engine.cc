@@ -16,14 +16,8 @@ namespace shardplan {
 
 namespace {
 
-Result CheckDocument(std::string_view json, const CheckOptions& options) {
+Result CheckDocument(std::shared_ptr<const Document> doc) {
   Result result;
-  ParsedDocument parsed = ParseDocument(json, options.limits);
-  if (parsed.error) {
-    result.diagnostics.push_back(std::move(*parsed.error));
-    return result;
-  }
-  std::shared_ptr<const Document> doc(std::move(parsed.document));
   result.document = doc;
 
   auto shared_tree = std::make_shared<const ModuleTree>(*doc);
@@ -59,14 +53,33 @@ Result CheckDocument(std::string_view json, const CheckOptions& options) {
   return result;
 }
 
+absl::Status ValidateThreads(int threads) {
+  if (threads < 0) return absl::InvalidArgumentError("threads must be 0 (all cores) or positive");
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<Result> Check(std::string_view json, const CheckOptions& options) {
   if (options.limits.max_paths == 0 || options.limits.max_fqn_bytes == 0 || options.limits.max_json_depth < 1) {
     return absl::InvalidArgumentError("limits must be positive");
   }
-  if (options.threads < 0) return absl::InvalidArgumentError("threads must be 0 (all cores) or positive");
-  return WithThreads(options.threads, [&] { return CheckDocument(json, options); });
+  if (absl::Status s = ValidateThreads(options.threads); !s.ok()) return s;
+  return WithThreads(options.threads, [&]() -> Result {
+    ParsedDocument parsed = ParseDocument(json, options.limits);
+    if (parsed.error) {
+      Result result;
+      result.diagnostics.push_back(std::move(*parsed.error));
+      return result;
+    }
+    return CheckDocument(std::move(parsed.document));
+  });
+}
+
+absl::StatusOr<Result> CheckParsed(std::shared_ptr<const Document> document, int threads) {
+  if (document == nullptr) return absl::InvalidArgumentError("no document");
+  if (absl::Status s = ValidateThreads(threads); !s.ok()) return s;
+  return WithThreads(threads, [&] { return CheckDocument(std::move(document)); });
 }
 
 }  // namespace shardplan

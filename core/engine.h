@@ -10,6 +10,7 @@
 #ifndef SHARDPLAN_CORE_ENGINE_H_
 #define SHARDPLAN_CORE_ENGINE_H_
 
+#include <memory>
 #include <string_view>
 
 #include "absl/status/statusor.h"
@@ -25,11 +26,16 @@ struct CheckOptions {
   int threads = 0;
 };
 
+// Parses the document, then checks it as CheckParsed does; a malformed
+// document gives the single invalid-document diagnostic.
+absl::StatusOr<Result> Check(std::string_view json, const CheckOptions& options);
+
 // Collects module-owned layouts and claims (spec section 4), then, when that
 // succeeded and the document has a plan, checks the plan (section 6). Every
 // diagnostic is reported in evaluation order; a check that depends on a
-// failed step is skipped.
-absl::StatusOr<Result> Check(std::string_view json, const CheckOptions& options);
+// failed step is skipped. `document` is only read, so one document may be
+// checked by several threads at once; `threads` as in CheckOptions.
+absl::StatusOr<Result> CheckParsed(std::shared_ptr<const Document> document, int threads);
 
 }  // namespace shardplan
 

@@ -34,6 +34,9 @@ PACKAGES=(
   build-essential g++ python3 unzip zip
   libtbb-dev libgtest-dev libgmock-dev googletest libbenchmark-dev rapidjson-dev
   dpkg-dev patch xz-utils  # apt-get source / dpkg-source
+  binutils                 # nm for the C ABI's export test
+  golang-go                # the Go binding (cgo)
+  python3-pytest python3-venv  # the Python binding's tests and pip install check
 )
 
 ACTIONS=()

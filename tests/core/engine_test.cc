@@ -150,5 +150,20 @@ TEST(EngineTest, NonPositiveLimitsAreMisuse) {
   EXPECT_EQ(Check("{}", options).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(EngineTest, CheckParsedEqualsCheckAndReusesTheDocument) {
+  const std::string json = Doc(kTiedSame);
+  ParsedDocument parsed = ParseDocument(json, {});
+  ASSERT_TRUE(parsed.document != nullptr);
+  std::shared_ptr<const Document> doc(std::move(parsed.document));
+  const std::string want = ResultToJson(CheckDoc(json));
+  for (int threads : {1, 2}) {
+    absl::StatusOr<Result> r = CheckParsed(doc, threads);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(ResultToJson(*r), want);
+  }
+  EXPECT_EQ(CheckParsed(nullptr, 1).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CheckParsed(doc, -1).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace shardplan

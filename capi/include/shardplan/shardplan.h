@@ -1,0 +1,311 @@
+/*
+ * shardplan C ABI, version 1.
+ *
+ * One small, stable interface to the shardplan engine for every language:
+ * parse a shardplan.v1 document (or build one with the builder), check it,
+ * read the diagnostics and the result. The contract (ownership, errors,
+ * threads, versioning) is described in docs/capi.md; in short:
+ *
+ *  - Handles are opaque. Every `sp_X_create`/`sp_X_parse`/`sp_X_build` has a
+ *    matching `sp_X_delete`; `sp_X_delete(NULL)` does nothing.
+ *  - A call that can fail returns `sp_error *`: NULL on success, otherwise an
+ *    error the caller owns and frees with `sp_error_delete`. On failure the
+ *    out-parameters are left untouched. No C++ exception crosses this
+ *    boundary, and a NULL pointer argument is an error (SP_ERROR_NULL_ARGUMENT),
+ *    never a crash.
+ *  - Strings passed in are `(pointer, length)` pairs (`sp_str`), need not be
+ *    NUL-terminated, and are copied before the call returns. Strings and
+ *    arrays passed out are owned by the handle they were read from and stay
+ *    valid, unchanged, until that handle is deleted.
+ *  - Findings about a document (including malformed JSON) are diagnostics in
+ *    the result, not errors: an `sp_error` means the API was misused or memory
+ *    ran out.
+ *  - Threads: handles may be shared between threads for reading (every
+ *    function taking a `const` handle); a builder or layout being modified
+ *    must not be used by another thread at the same time.
+ */
+#ifndef SHARDPLAN_SHARDPLAN_H_
+#define SHARDPLAN_SHARDPLAN_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define SP_API
+#elif defined(__GNUC__) || defined(__clang__)
+#define SP_API __attribute__((visibility("default")))
+#else
+#define SP_API
+#endif
+
+/* ---- Versions ------------------------------------------------------------ */
+
+/* The library release these declarations come from. */
+#define SP_VERSION_MAJOR 0
+#define SP_VERSION_MINOR 4
+#define SP_VERSION_PATCH 0
+
+/* The ABI these declarations describe. It changes only when an existing
+ * function, type or constant changes incompatibly; functions are only ever
+ * added within one ABI version. Compare it with sp_abi_version() at load. */
+#define SP_ABI_VERSION 1
+
+/* The ABI version of the library actually loaded. */
+SP_API uint32_t sp_abi_version(void);
+
+/* The library release as "MAJOR.MINOR.PATCH"; static storage, never freed. */
+SP_API const char *sp_version_string(void);
+
+/* ---- Strings ------------------------------------------------------------- */
+
+/* A byte string: `size` bytes at `data`, UTF-8, not NUL-terminated. An input
+ * with size 0 may have data NULL. In outputs, data == NULL means "absent"
+ * (for example a diagnostic without an FQN), while the root module's FQN ""
+ * is present: data != NULL and size 0. Output strings are followed by a NUL
+ * byte that is not counted in `size`. */
+typedef struct sp_str {
+  const char *data;
+  size_t size;
+} sp_str;
+
+/* ---- Errors -------------------------------------------------------------- */
+
+typedef enum sp_error_code {
+  SP_OK = 0,
+  SP_ERROR_NULL_ARGUMENT = 1,    /* a required pointer argument was NULL */
+  SP_ERROR_INVALID_ARGUMENT = 2, /* a value is out of range or malformed */
+  SP_ERROR_OUT_OF_RANGE = 3,     /* an index past the end */
+  SP_ERROR_OUT_OF_MEMORY = 4,
+  SP_ERROR_INTERNAL = 5          /* a bug in shardplan: please report it */
+} sp_error_code;
+
+typedef struct sp_error sp_error;
+
+/* The error's code; SP_OK for NULL (no error). */
+SP_API sp_error_code sp_error_code_of(const sp_error *error);
+
+/* The error's message, NUL-terminated; "" for NULL. Valid until the error
+ * is deleted. */
+SP_API const char *sp_error_message(const sp_error *error);
+
+/* Frees an error. NULL does nothing. */
+SP_API void sp_error_delete(sp_error *error);
+
+/* ---- Documents ----------------------------------------------------------- */
+
+typedef struct sp_document sp_document;
+
+/* Limits that refuse hostile input while parsing (docs/format.md, section 5).
+ * Zero-initialise it (or pass NULL) for the defaults. */
+typedef struct sp_parse_options {
+  uint64_t max_paths;     /* module paths; 0: default 10,000,000 */
+  uint64_t max_fqn_bytes; /* total bytes of module FQNs; 0: default 2^30 */
+  uint32_t max_json_depth; /* nesting of arrays/objects; 0: default 64 */
+} sp_parse_options;
+
+/* Parses a shardplan.v1 document from `json` (`size` bytes; data may be NULL
+ * when size is 0). `options` may be NULL (defaults). The text is not
+ * retained. A malformed document is not an error: it gives a document whose
+ * check reports the single invalid-document diagnostic. On success
+ * `*out_document` is a new document; free it with sp_document_delete. */
+SP_API sp_error *sp_document_parse(sp_str json, const sp_parse_options *options,
+                                   sp_document **out_document);
+
+/* Whether the document parsed: 1 valid, 0 malformed (its check result then
+ * holds the invalid-document diagnostic). */
+SP_API sp_error *sp_document_is_valid(const sp_document *document, int *out_valid);
+
+/* Frees a document. Results checked from it stay valid. NULL does nothing. */
+SP_API void sp_document_delete(sp_document *document);
+
+/* ---- Checking ------------------------------------------------------------ */
+
+typedef struct sp_result sp_result;
+
+typedef struct sp_check_options {
+  /* Worker threads for the parallel phases; 0: all cores. Results and the
+   * order of diagnostics are the same for every value. */
+  uint32_t threads;
+} sp_check_options;
+
+/* Checks the document: module-owned layouts, claims and, when the document
+ * has a plan, the final plan (spec sections 4 to 6). `options` may be NULL.
+ * A document may be checked any number of times, from several threads at
+ * once. On success `*out_result` is a new result; free it with
+ * sp_result_delete. */
+SP_API sp_error *sp_document_check(const sp_document *document, const sp_check_options *options,
+                                   sp_result **out_result);
+
+/* 1 when the document has no error diagnostic, else 0. */
+SP_API sp_error *sp_result_ok(const sp_result *result, int *out_ok);
+
+/* The number of diagnostics, in evaluation order (the first one is the
+ * reference framework's error). */
+SP_API sp_error *sp_result_diagnostic_count(const sp_result *result, size_t *out_count);
+
+typedef enum sp_severity {
+  SP_SEVERITY_ERROR = 0,
+  SP_SEVERITY_WARNING = 1,
+  SP_SEVERITY_INFO = 2
+} sp_severity;
+
+/* One diagnostic. Every string is owned by the result and valid until it is
+ * deleted; fqn, parameter and pointer have data == NULL when absent. */
+typedef struct sp_diagnostic {
+  sp_str code;      /* stable kebab-case code, e.g. "shared-conflict" */
+  sp_severity severity;
+  sp_str message;   /* for ownership errors, the reference's exact message */
+  sp_str fqn;       /* module FQN ("" is the root) */
+  sp_str parameter; /* parameter name */
+  sp_str pointer;   /* RFC 6901 JSON pointer of the declaration at fault */
+} sp_diagnostic;
+
+/* Reads diagnostic `index` (0-based) into `*out_diagnostic`. */
+SP_API sp_error *sp_result_diagnostic(const sp_result *result, size_t index,
+                                      sp_diagnostic *out_diagnostic);
+
+/* The whole result as compact JSON (schema shardplan.result.v1, the bytes
+ * `shardplan check --format json` prints). Owned by the result: valid until
+ * it is deleted. */
+SP_API sp_error *sp_result_json(const sp_result *result, sp_str *out_json);
+
+/* Frees a result. NULL does nothing. */
+SP_API void sp_result_delete(sp_result *result);
+
+/* ---- Building a document ------------------------------------------------- */
+
+/* A layout (module sharding spec) under construction: params, in_src,
+ * in_dst, out_src, out_dst (each absent until declared) and out_names.
+ * The builder copies a layout when it is passed in, so one layout may be
+ * reused and must be freed by its creator. */
+typedef struct sp_layout sp_layout;
+
+typedef enum sp_port {
+  SP_PORT_PARAMS = 0,
+  SP_PORT_IN_SRC = 1,
+  SP_PORT_IN_DST = 2,
+  SP_PORT_OUT_SRC = 3,
+  SP_PORT_OUT_DST = 4
+} sp_port;
+
+SP_API sp_error *sp_layout_create(sp_layout **out_layout);
+
+/* Frees a layout. NULL does nothing. */
+SP_API void sp_layout_delete(sp_layout *layout);
+
+/* Declares `port` as present (an empty map `{}` until entries are added);
+ * declaring it again does nothing. */
+SP_API sp_error *sp_layout_declare(sp_layout *layout, sp_port port);
+
+/* Adds entry `name` to `port` (declaring the port) with no placement yet,
+ * like `"x": {}`; an existing entry is kept. Entries keep insertion order. */
+SP_API sp_error *sp_layout_add_entry(sp_layout *layout, sp_port port, sp_str name);
+
+/* Places entry `name` of `port` (created if needed) on mesh axis `axis`:
+ * `placement` is "R", "S(dim)", "P" or "P(op)" (docs/format.md, section 3).
+ * A malformed placement or an axis placed twice is SP_ERROR_INVALID_ARGUMENT. */
+SP_API sp_error *sp_layout_set_placement(sp_layout *layout, sp_port port, sp_str name, sp_str axis,
+                                         sp_str placement);
+
+/* Sets out_names to the `count` names at `names` (NULL allowed when count is
+ * 0), replacing any earlier list. */
+SP_API sp_error *sp_layout_set_out_names(sp_layout *layout, const sp_str *names, size_t count);
+
+/* A parallel spec: a binding kind ("tp", "mesh", "none", ...) and the mesh
+ * axes it communicates on (`axes` may be NULL when num_axes is 0). */
+typedef struct sp_parallel_spec {
+  sp_str binding_kind;
+  const sp_str *axes;
+  size_t num_axes;
+} sp_parallel_spec;
+
+/* Builds a document programmatically: the result of checking it equals that
+ * of the equivalent JSON document, entries in the order they were added.
+ * Names that must be unique (axes, ids, child and parameter names of a
+ * module, FQNs) are refused when repeated (SP_ERROR_INVALID_ARGUMENT);
+ * references (child module ids, parameter ids, the root) are resolved when
+ * the document is built, and a dangling one is reported there as the
+ * invalid-document diagnostic, with a JSON pointer into sp_builder_to_json. */
+typedef struct sp_builder sp_builder;
+
+SP_API sp_error *sp_builder_create(sp_builder **out_builder);
+
+/* Frees a builder. NULL does nothing. */
+SP_API void sp_builder_delete(sp_builder *builder);
+
+/* Appends mesh axis `name` of `size` devices (>= 1). */
+SP_API sp_error *sp_builder_add_axis(sp_builder *builder, sp_str name, int64_t size);
+
+/* Adds parameter identity `id`. `dtype` may be empty (the default,
+ * float32). `shape` lists `rank` dimensions (>= 0); pass shape NULL and rank
+ * 0 for an unknown shape, and a non-NULL shape with rank 0 for a scalar. */
+SP_API sp_error *sp_builder_add_parameter(sp_builder *builder, sp_str id, const int64_t *shape,
+                                          size_t rank, sp_str dtype);
+
+/* Adds module identity `id`; `type` (the class name) may be empty. */
+SP_API sp_error *sp_builder_add_module(sp_builder *builder, sp_str id, sp_str type);
+
+/* Appends `name` ("x", "*args", "**kwargs") to the module's forward
+ * signature. */
+SP_API sp_error *sp_builder_add_forward_arg(sp_builder *builder, sp_str module, sp_str name);
+
+/* Registers module `child` as child `name` of `module`. */
+SP_API sp_error *sp_builder_add_child(sp_builder *builder, sp_str module, sp_str name, sp_str child);
+
+/* Registers parameter identity `parameter` as parameter `name` of `module`. */
+SP_API sp_error *sp_builder_add_module_param(sp_builder *builder, sp_str module, sp_str name,
+                                             sp_str parameter);
+
+/* Sets the module's own parallel spec; NULL clears it. */
+SP_API sp_error *sp_builder_set_module_parallel(sp_builder *builder, sp_str module,
+                                                const sp_parallel_spec *parallel);
+
+/* Makes the module a family member: `parallel` (0 or 1) and its sharding
+ * provider's layout (`sharding` NULL: it provides none). */
+SP_API sp_error *sp_builder_set_family(sp_builder *builder, sp_str module, int parallel,
+                                       const sp_layout *sharding);
+
+/* Sets the layout already applied to a family member (the module must be a
+ * family member): `sharding` is required, `parallel` may be NULL. */
+SP_API sp_error *sp_builder_set_family_cached(sp_builder *builder, sp_str module,
+                                              const sp_layout *sharding,
+                                              const sp_parallel_spec *parallel);
+
+/* Sets the root module id. */
+SP_API sp_error *sp_builder_set_root(sp_builder *builder, sp_str module);
+
+/* Adds a model-adapter sharding provider for the module at `fqn`. */
+SP_API sp_error *sp_builder_add_provider(sp_builder *builder, sp_str fqn, const sp_layout *layout);
+
+/* Appends a native request: `num_globs` patterns (at least one pattern
+ * array; it may be empty only when num_globs is 0), the layout and an
+ * optional parallel spec. */
+SP_API sp_error *sp_builder_add_native(sp_builder *builder, const sp_str *globs, size_t num_globs,
+                                       const sp_layout *sharding, const sp_parallel_spec *parallel);
+
+/* Gives the document a final plan, with no entries until some are added
+ * (an empty plan is checked too: it covers no parameter). */
+SP_API sp_error *sp_builder_declare_plan(sp_builder *builder);
+
+/* Adds the final-plan layout of the module at `fqn` (declaring the plan). */
+SP_API sp_error *sp_builder_add_plan_entry(sp_builder *builder, sp_str fqn, const sp_layout *layout);
+
+/* The document built so far as shardplan.v1 JSON (pretty-printed); owned
+ * by the builder, valid until the next sp_builder_to_json on it or its
+ * deletion. */
+SP_API sp_error *sp_builder_to_json(sp_builder *builder, sp_str *out_json);
+
+/* Parses the document built so far, as sp_document_parse would parse
+ * sp_builder_to_json's text. The builder stays usable. */
+SP_API sp_error *sp_builder_build(const sp_builder *builder, const sp_parse_options *options,
+                                  sp_document **out_document);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* SHARDPLAN_SHARDPLAN_H_ */
