@@ -13,6 +13,7 @@
 #ifndef SHARDPLAN_SERIAL
 #include "oneapi/tbb/blocked_range.h"
 #include "oneapi/tbb/enumerable_thread_specific.h"
+#include "oneapi/tbb/info.h"
 #include "oneapi/tbb/parallel_for.h"
 #include "oneapi/tbb/task_arena.h"
 #endif
@@ -55,14 +56,17 @@ class PerThread {
 #endif
 };
 
-// Runs `fn` with at most `threads` worker threads (0: all cores).
+// Runs `fn` with at most `threads` worker threads (0: all cores). More
+// threads than cores are not started: they could not run at once, and
+// oneTBB would print a warning on stderr for them.
 template <typename Fn>
 auto WithThreads(int threads, Fn&& fn) {
 #ifdef SHARDPLAN_SERIAL
   (void)threads;
   return fn();
 #else
-  tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
+  const int cores = tbb::info::default_concurrency();
+  tbb::task_arena arena(threads > 0 && threads < cores ? threads : cores);
   return arena.execute(std::forward<Fn>(fn));
 #endif
 }

@@ -64,6 +64,9 @@ run check --format json --threads 1 "$bad_doc"
 one_thread="$out"
 run check --format json --threads=2 "$bad_doc"
 check "--threads gives the same result" test "$out" = "$one_thread"
+run check --format json --threads 4096 "$bad_doc"
+check "more threads than cores: same result" test "$out" = "$one_thread"
+check "more threads than cores: nothing on stderr" test -z "$err"
 
 run check "$tmp/does-not-exist.json"
 check "unreadable file exits 2" test "$rc" -eq 2
