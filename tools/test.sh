@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs what is missing, then runs every test: `bazel test //...` plain,
 # under AddressSanitizer, under UndefinedBehaviorSanitizer, and with the
-# serial (no oneTBB) engine that the WebAssembly build uses. Prints Bazel's
-# summaries and a closing "N passed, N failed" line over all configurations.
+# serial (no oneTBB) engine that the WebAssembly build uses; then, against
+# the plain libshardplan.so, the Rust, Go and Python bindings' own test
+# runners and the downstream Bazel workspace (examples/downstream). Prints
+# each runner's summary and closing "bazel: N passed, N failed" and
+# "suites: N passed, N failed" lines.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -31,4 +34,47 @@ for config in plain asan ubsan serial; do
   fi
 done
 echo "bazel: ${passed} passed, ${failed} failed"
+
+# --- Outside Bazel: bindings and a downstream repository --------------------
+# They load or link the plain build of the C ABI (the sanitizer builds need
+# their runtimes preloaded).
+suites_passed=0 suites_failed=0
+suite() {  # suite NAME COMMAND...
+  local name="$1"
+  shift
+  echo "=== ${name}: $*"
+  if "$@"; then
+    echo "=== ${name}: passed"
+    suites_passed=$((suites_passed + 1))
+  else
+    echo "=== ${name}: FAILED"
+    suites_failed=$((suites_failed + 1))
+    status=1
+  fi
+}
+lib_dir=""
+if bazel build //capi:libshardplan.so; then
+  lib_dir="$(bazel info bazel-bin 2>/dev/null)/capi"
+fi
+if [[ -f "${lib_dir}/libshardplan.so" ]]; then
+  suite rust env SHARDPLAN_LIB_DIR="${lib_dir}" \
+    cargo test --offline --manifest-path bindings/rust/Cargo.toml
+  suite go env SHARDPLAN_LIB_DIR="${lib_dir}" sh bindings/go/test.sh
+  suite python env SHARDPLAN_LIBRARY="${lib_dir}/libshardplan.so" \
+    /usr/bin/python3 -m pytest -q bindings/python/tests
+else
+  echo "=== bindings: libshardplan.so did not build"
+  suites_failed=$((suites_failed + 1))
+  status=1
+fi
+downstream() {
+  local rc
+  (cd examples/downstream && bazel test //...)
+  rc=$?
+  (cd examples/downstream && bazel shutdown)  # one Bazel server at a time
+  return "$rc"
+}
+suite downstream downstream
+echo "bazel: ${passed} passed, ${failed} failed"
+echo "suites: ${suites_passed} passed, ${suites_failed} failed"
 exit "$status"

@@ -1,0 +1,101 @@
+package shardplan_test
+
+import (
+	"errors"
+	"fmt"
+	"log"
+	"os"
+
+	shardplan "github.com/shardplan/shardplan/bindings/go"
+)
+
+// Check a document and print its diagnostics (the README's example).
+func Example() {
+	data, err := os.ReadFile("../../examples/tiny-llama-broken.json")
+	if err != nil {
+		log.Fatal(err)
+	}
+	doc, err := shardplan.Parse(data, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer doc.Close()
+	res, err := doc.Check(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer res.Close()
+	fmt.Println("ok:", res.OK())
+	for _, d := range res.Diagnostics() {
+		fmt.Println(d)
+	}
+	// Output:
+	// ok: false
+	// error[native-no-match]: native binding pattern 'layer.*.mlp' matched no module (at "/providers/native/0/match/0")
+	// error[ports-mismatch]: module-owned in_src and in_dst must declare the same input names (at "/modules/layers.0.self_attn/family/sharding/in_dst")
+	// error[unknown-axis]: module layouts cannot declare storage/unknown axis 'pp' (at "/modules/layers.1.self_attn/family/sharding/params/o_proj.weight/pp")
+	// error[shared-conflict]: shared parameter 'lm_head.weight' has conflicting layouts (at "/providers/sharding/lm_head/params/weight")
+}
+
+// Build a one-layer model with a Builder and check it.
+func ExampleBuilder() {
+	b, err := shardplan.NewBuilder()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer b.Close()
+	l, err := shardplan.NewLayout()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer l.Close()
+	for _, step := range []error{
+		b.AddAxis("tp", 2),
+		b.AddParameter("w", []int64{4, 4}, ""),
+		b.AddModule("root", ""),
+		b.AddModule("lin", "Linear"),
+		b.AddChild("root", "lin", "lin"),
+		b.AddForwardArg("lin", "x"),
+		b.AddModuleParam("lin", "weight", "w"),
+		b.SetRoot("root"),
+		l.SetPlacement(shardplan.PortParams, "weight", "tp", "S(0)"),
+		l.AddEntry(shardplan.PortInSrc, "x"),
+		l.AddEntry(shardplan.PortInDst, "x"),
+		b.AddProvider("lin", l),
+	} {
+		if step != nil {
+			log.Fatal(step)
+		}
+	}
+	doc, err := b.Build(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer doc.Close()
+	res, err := doc.Check(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer res.Close()
+	fmt.Println(res.OK(), len(res.Diagnostics()))
+	fmt.Println(res.JSON())
+	// Output:
+	// true 0
+	// {"schema":"shardplan.result.v1","ok":true,"diagnostics":[],"owned":{"specs":{"lin":{"params":{"weight":{"tp":"S(0)"}},"in_src":{"x":{}},"in_dst":{"x":{}}}},"parallel":{},"owned_names":["lin.weight"],"expected":["w"],"required":{"lin":["w"]},"aliases":[]}}
+}
+
+// Library misuse is a *Error with the sp_error code and message.
+func ExampleError() {
+	l, err := shardplan.NewLayout()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer l.Close()
+	err = l.SetPlacement(shardplan.PortParams, "weight", "tp", "Shard(0)")
+	var e *shardplan.Error
+	if errors.As(err, &e) {
+		fmt.Println(e.Code, e.Message)
+	}
+	// Output:
+	// INVALID_ARGUMENT bad placement 'Shard(0)' (expected S(dim), R, P or P(sum|avg|max|min|prod))
+}

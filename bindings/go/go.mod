@@ -1,0 +1,3 @@
+module github.com/shardplan/shardplan/bindings/go
+
+go 1.19

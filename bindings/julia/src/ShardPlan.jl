@@ -1,0 +1,729 @@
+"""
+    ShardPlan
+
+Julia binding of the shardplan C ABI, version 1 (`capi/include/shardplan/shardplan.h`).
+
+Parse a `shardplan.v1` document (or build one with [`Builder`](@ref)), check it, and read the
+diagnostics and the `shardplan.result.v1` JSON:
+
+```julia
+using ShardPlan
+doc = parse_document(read("model.json", String))
+res = check(doc)
+isok(res) || foreach(println, diagnostics(res))
+```
+
+The shared library is `ENV["SHARDPLAN_LIBRARY"]` (the full path of `libshardplan.so`) when set,
+else `<repository>/bazel-bin/capi/libshardplan.so` relative to this file. It is located in
+`__init__`, which refuses a library whose `sp_abi_version()` is not [`ABI_VERSION`](@ref).
+
+Needs Julia 1.6 or later: every `ccall` names the library as `libshardplan[]`, a library
+expression evaluated at run time (the first time each call site runs), which Julia supports
+since 1.6. Only the Julia standard library is used.
+"""
+module ShardPlan
+
+export ABI_VERSION, ShardPlanError, AbiMismatchError, ErrorCode, Severity, Port,
+       ERROR_NULL_ARGUMENT, ERROR_INVALID_ARGUMENT, ERROR_OUT_OF_RANGE, ERROR_OUT_OF_MEMORY,
+       ERROR_INTERNAL, SEVERITY_ERROR, SEVERITY_WARNING, SEVERITY_INFO,
+       PORT_PARAMS, PORT_IN_SRC, PORT_IN_DST, PORT_OUT_SRC, PORT_OUT_DST,
+       Document, Result, Diagnostic, Layout, Builder, ParallelSpec,
+       abi_version, library_version, check_abi,
+       parse_document, is_valid, check, isok, diagnostic_count, diagnostic, diagnostics,
+       result_json,
+       declare!, add_entry!, set_placement!, set_out_names!,
+       add_axis!, add_parameter!, add_module!, add_forward_arg!, add_child!,
+       add_module_param!, set_module_parallel!, set_family!, set_family_cached!, set_root!,
+       add_provider!, add_native!, declare_plan!, add_plan_entry!, to_json, build_document
+
+# ---- Library location and ABI version ------------------------------------------------------
+
+"""The C ABI version this binding is written against (`SP_ABI_VERSION` in the header)."""
+const ABI_VERSION = UInt32(1)
+
+"""Where the library is looked for when `ENV["SHARDPLAN_LIBRARY"]` is not set."""
+const DEFAULT_LIBRARY =
+    normpath(joinpath(@__DIR__, "..", "..", "..", "bazel-bin", "capi", "libshardplan.so"))
+
+"""
+The path of the loaded `libshardplan.so`, set by `__init__`. Every `ccall` below names its
+library as `libshardplan[]` (evaluated at run time; Julia 1.6+).
+"""
+const libshardplan = Ref{String}(DEFAULT_LIBRARY)
+
+"""
+    AbiMismatchError(expected, found, library)
+
+The library at `library` implements C ABI version `found`, not the `expected` one.
+"""
+struct AbiMismatchError <: Exception
+    expected::UInt32
+    found::UInt32
+    library::String
+end
+
+function Base.showerror(io::IO, e::AbiMismatchError)
+    print(io, "ShardPlan.jl needs the shardplan C ABI version ", e.expected,
+          ", but the library at ", e.library, " implements ABI version ", e.found,
+          "; use a matching libshardplan.so (bazel build //capi:libshardplan.so) or point ",
+          "ENV[\"SHARDPLAN_LIBRARY\"] at one")
+end
+
+"""
+    check_abi(found; expected = ABI_VERSION, library = libshardplan[])
+
+Return `nothing` when a library reporting ABI version `found` is usable by this binding, else
+throw an [`AbiMismatchError`](@ref) naming both versions. `__init__` calls it with
+`sp_abi_version()`; tests call it with a fake version.
+"""
+function check_abi(found::Integer; expected::Integer = ABI_VERSION,
+                   library::AbstractString = libshardplan[])
+    found == expected && return nothing
+    throw(AbiMismatchError(UInt32(expected), UInt32(found), String(library)))
+end
+
+"""`sp_abi_version()`: the ABI version of the loaded library."""
+abi_version() = ccall((:sp_abi_version, libshardplan[]), UInt32, ())
+
+"""`sp_version_string()`: the library release, e.g. `"0.4.0"`."""
+library_version() = unsafe_string(ccall((:sp_version_string, libshardplan[]), Cstring, ()))
+
+function __init__()
+    path = get(ENV, "SHARDPLAN_LIBRARY", "")
+    path = isempty(path) ? DEFAULT_LIBRARY : abspath(path)
+    libshardplan[] = path
+    if !isfile(path)
+        error("ShardPlan: no shardplan library at ", path, "; build it with ",
+              "`bazel build //capi:libshardplan.so` or set ENV[\"SHARDPLAN_LIBRARY\"] to the ",
+              "full path of libshardplan.so")
+    end
+    check_abi(abi_version(); library = path)
+    return nothing
+end
+
+# ---- C structs and enums (field by field as in shardplan.h; see test/check_ccalls.py) -------
+
+"""`sp_str`: `size` bytes at `data`; in outputs `data == C_NULL` means absent."""
+struct SpStr
+    data::Ptr{UInt8}
+    size::Csize_t
+end
+
+"""`sp_error_code`."""
+@enum ErrorCode::Cint begin
+    OK = 0
+    ERROR_NULL_ARGUMENT = 1
+    ERROR_INVALID_ARGUMENT = 2
+    ERROR_OUT_OF_RANGE = 3
+    ERROR_OUT_OF_MEMORY = 4
+    ERROR_INTERNAL = 5
+end
+
+"""`sp_severity`."""
+@enum Severity::Cint begin
+    SEVERITY_ERROR = 0
+    SEVERITY_WARNING = 1
+    SEVERITY_INFO = 2
+end
+
+"""`sp_port`: the five maps of a layout."""
+@enum Port::Cint begin
+    PORT_PARAMS = 0
+    PORT_IN_SRC = 1
+    PORT_IN_DST = 2
+    PORT_OUT_SRC = 3
+    PORT_OUT_DST = 4
+end
+
+"""`sp_parse_options` (0: the library's default limit)."""
+struct SpParseOptions
+    max_paths::UInt64
+    max_fqn_bytes::UInt64
+    max_json_depth::UInt32
+end
+
+"""`sp_check_options` (threads 0: all cores)."""
+struct SpCheckOptions
+    threads::UInt32
+end
+
+"""`sp_diagnostic`: its strings are owned by the result it was read from."""
+struct SpDiagnostic
+    code::SpStr
+    severity::Cint
+    message::SpStr
+    fqn::SpStr
+    parameter::SpStr
+    pointer::SpStr
+end
+
+"""`sp_parallel_spec`: `num_axes` strings at `axes`."""
+struct SpParallelSpec
+    binding_kind::SpStr
+    axes::Ptr{SpStr}
+    num_axes::Csize_t
+end
+
+# An input sp_str over the bytes of `s` (a String or a Vector{UInt8}). The caller keeps `s`
+# alive (GC.@preserve) for as long as the C side reads it, i.e. during the ccall.
+_spstr(s::Union{String,Vector{UInt8}}) = SpStr(pointer(s), Csize_t(sizeof(s)))
+
+# A copy of an output sp_str; `nothing` when absent (data NULL).
+_string(s::SpStr) = s.data == C_NULL ? nothing : unsafe_string(s.data, s.size)
+
+# ---- Errors -----------------------------------------------------------------------------------
+
+"""
+    ShardPlanError(code::ErrorCode, message::String)
+
+An `sp_error` returned by the library: the API was misused (e.g. `ERROR_INVALID_ARGUMENT` for a
+malformed placement) or memory ran out. Findings about a document are diagnostics, not errors.
+"""
+struct ShardPlanError <: Exception
+    code::ErrorCode
+    message::String
+end
+
+Base.showerror(io::IO, e::ShardPlanError) = print(io, "ShardPlanError(", e.code, "): ", e.message)
+
+function _error_code(raw::Cint)
+    for c in instances(ErrorCode)
+        Integer(c) == raw && return c
+    end
+    return ERROR_INTERNAL  # a code from a newer library: report it as internal
+end
+
+# Turns a returned `sp_error *` into a ShardPlanError (freeing the sp_error); NULL is success.
+function _check_error(err::Ptr{Cvoid})
+    err == C_NULL && return nothing
+    raw = ccall((:sp_error_code_of, libshardplan[]), Cint, (Ptr{Cvoid},), err)
+    msg = unsafe_string(ccall((:sp_error_message, libshardplan[]), Cstring, (Ptr{Cvoid},), err))
+    ccall((:sp_error_delete, libshardplan[]), Cvoid, (Ptr{Cvoid},), err)
+    throw(ShardPlanError(_error_code(raw), msg))
+end
+
+function _live(ptr::Ptr{Cvoid}, what::String)
+    ptr == C_NULL && throw(InvalidStateException("this ShardPlan.$what has been closed", :closed))
+    return ptr
+end
+
+# ---- Handles ----------------------------------------------------------------------------------
+
+"""
+A parsed (or built) `shardplan.v1` document. Freed by its finalizer or by `close`; results
+checked from it stay valid after it is closed.
+"""
+mutable struct Document
+    ptr::Ptr{Cvoid}
+    Document(ptr::Ptr{Cvoid}) = finalizer(close, new(_live(ptr, "Document")))
+end
+
+"""The result of [`check`](@ref): `isok`, `diagnostics`, `result_json`. Freed by its finalizer or
+by `close`."""
+mutable struct Result
+    ptr::Ptr{Cvoid}
+    Result(ptr::Ptr{Cvoid}) = finalizer(close, new(_live(ptr, "Result")))
+end
+
+"""
+    Layout()
+
+A module sharding spec under construction (`params`, `in_src`, `in_dst`, `out_src`, `out_dst`,
+`out_names`). The builder copies a layout when it is passed in, so one may be reused.
+"""
+mutable struct Layout
+    ptr::Ptr{Cvoid}
+    function Layout()
+        out = Ref{Ptr{Cvoid}}(C_NULL)
+        _check_error(ccall((:sp_layout_create, libshardplan[]), Ptr{Cvoid},
+                           (Ptr{Ptr{Cvoid}},), out))
+        return finalizer(close, new(out[]))
+    end
+end
+
+"""
+    Builder()
+
+Builds a `shardplan.v1` document programmatically; [`build_document`](@ref) parses it as the
+equivalent JSON ([`to_json`](@ref)) would be.
+"""
+mutable struct Builder
+    ptr::Ptr{Cvoid}
+    function Builder()
+        out = Ref{Ptr{Cvoid}}(C_NULL)
+        _check_error(ccall((:sp_builder_create, libshardplan[]), Ptr{Cvoid},
+                           (Ptr{Ptr{Cvoid}},), out))
+        return finalizer(close, new(out[]))
+    end
+end
+
+_ptr(x::Document) = _live(x.ptr, "Document")
+_ptr(x::Result) = _live(x.ptr, "Result")
+_ptr(x::Layout) = _live(x.ptr, "Layout")
+_ptr(x::Builder) = _live(x.ptr, "Builder")
+
+"""`close(x)` frees the handle now (the finalizer then does nothing); closing twice is fine."""
+function Base.close(x::Document)
+    if x.ptr != C_NULL
+        ccall((:sp_document_delete, libshardplan[]), Cvoid, (Ptr{Cvoid},), x.ptr)
+        x.ptr = C_NULL
+    end
+    return nothing
+end
+
+function Base.close(x::Result)
+    if x.ptr != C_NULL
+        ccall((:sp_result_delete, libshardplan[]), Cvoid, (Ptr{Cvoid},), x.ptr)
+        x.ptr = C_NULL
+    end
+    return nothing
+end
+
+function Base.close(x::Layout)
+    if x.ptr != C_NULL
+        ccall((:sp_layout_delete, libshardplan[]), Cvoid, (Ptr{Cvoid},), x.ptr)
+        x.ptr = C_NULL
+    end
+    return nothing
+end
+
+function Base.close(x::Builder)
+    if x.ptr != C_NULL
+        ccall((:sp_builder_delete, libshardplan[]), Cvoid, (Ptr{Cvoid},), x.ptr)
+        x.ptr = C_NULL
+    end
+    return nothing
+end
+
+Base.isopen(x::Union{Document,Result,Layout,Builder}) = x.ptr != C_NULL
+
+# ---- Parsing and checking ---------------------------------------------------------------------
+
+_bytes(text::AbstractString) = String(text)
+_bytes(text::AbstractVector{UInt8}) = Vector{UInt8}(text)
+
+_parse_options(max_paths::Integer, max_fqn_bytes::Integer, max_json_depth::Integer) =
+    Ref(SpParseOptions(UInt64(max_paths), UInt64(max_fqn_bytes), UInt32(max_json_depth)))
+
+"""
+    parse_document(text; max_paths = 0, max_fqn_bytes = 0, max_json_depth = 0) -> Document
+
+Parse a `shardplan.v1` document from a string or bytes. The limits refuse hostile input
+(0: the library's defaults, 10,000,000 module paths, 2^30 FQN bytes, 64 nesting levels).
+A malformed document is not an error: its check reports the single `invalid-document`
+diagnostic (and `is_valid` is false).
+"""
+function parse_document(text::Union{AbstractString,AbstractVector{UInt8}};
+                        max_paths::Integer = 0, max_fqn_bytes::Integer = 0,
+                        max_json_depth::Integer = 0)
+    data = _bytes(text)
+    opts = _parse_options(max_paths, max_fqn_bytes, max_json_depth)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    err = GC.@preserve data ccall((:sp_document_parse, libshardplan[]), Ptr{Cvoid},
+                                  (SpStr, Ptr{SpParseOptions}, Ptr{Ptr{Cvoid}}),
+                                  _spstr(data), opts, out)
+    _check_error(err)
+    return Document(out[])
+end
+
+"""`is_valid(doc)`: whether the document parsed (false: its result holds `invalid-document`)."""
+function is_valid(doc::Document)
+    p = _ptr(doc)
+    out = Ref{Cint}(0)
+    err = GC.@preserve doc ccall((:sp_document_is_valid, libshardplan[]), Ptr{Cvoid},
+                                 (Ptr{Cvoid}, Ptr{Cint}), p, out)
+    _check_error(err)
+    return out[] != 0
+end
+
+"""
+    check(doc; threads = 0) -> Result
+
+Check the document (module-owned layouts, claims and, when it has one, the final plan) with
+`threads` worker threads (0: all cores; the result is the same for every value).
+"""
+function check(doc::Document; threads::Integer = 0)
+    p = _ptr(doc)
+    opts = Ref(SpCheckOptions(UInt32(threads)))
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    err = GC.@preserve doc ccall((:sp_document_check, libshardplan[]), Ptr{Cvoid},
+                                 (Ptr{Cvoid}, Ptr{SpCheckOptions}, Ptr{Ptr{Cvoid}}), p, opts, out)
+    _check_error(err)
+    return Result(out[])
+end
+
+"""`isok(res)`: true when the document has no error diagnostic."""
+function isok(res::Result)
+    p = _ptr(res)
+    out = Ref{Cint}(0)
+    err = GC.@preserve res ccall((:sp_result_ok, libshardplan[]), Ptr{Cvoid},
+                                 (Ptr{Cvoid}, Ptr{Cint}), p, out)
+    _check_error(err)
+    return out[] != 0
+end
+
+"""`diagnostic_count(res)`: the number of diagnostics."""
+function diagnostic_count(res::Result)
+    p = _ptr(res)
+    out = Ref{Csize_t}(0)
+    err = GC.@preserve res ccall((:sp_result_diagnostic_count, libshardplan[]), Ptr{Cvoid},
+                                 (Ptr{Cvoid}, Ptr{Csize_t}), p, out)
+    _check_error(err)
+    return Int(out[])
+end
+
+"""
+One diagnostic, copied out of the result. `fqn`, `parameter` and `pointer` are `nothing` when
+absent (the root module's FQN is `""`).
+"""
+struct Diagnostic
+    code::String
+    severity::Severity
+    message::String
+    fqn::Union{String,Nothing}
+    parameter::Union{String,Nothing}
+    pointer::Union{String,Nothing}
+end
+
+"""
+    diagnostic(res, i) -> Diagnostic
+
+Diagnostic `i` (1-based; the first one is the reference framework's error). An index past the
+end is the library's `ERROR_OUT_OF_RANGE` (its message counts from 0, like the C API).
+"""
+function diagnostic(res::Result, i::Integer)
+    i >= 1 || throw(ShardPlanError(ERROR_OUT_OF_RANGE,
+                                   "diagnostic index $i out of range (indices start at 1)"))
+    p = _ptr(res)
+    out = Ref{SpDiagnostic}()
+    err = GC.@preserve res ccall((:sp_result_diagnostic, libshardplan[]), Ptr{Cvoid},
+                                 (Ptr{Cvoid}, Csize_t, Ptr{SpDiagnostic}), p, i - 1, out)
+    _check_error(err)
+    d = out[]
+    # The strings belong to the result: copy them while it is alive.
+    return GC.@preserve res Diagnostic(something(_string(d.code), ""), Severity(d.severity),
+                                       something(_string(d.message), ""), _string(d.fqn),
+                                       _string(d.parameter), _string(d.pointer))
+end
+
+"""`diagnostics(res)`: all diagnostics, in evaluation order."""
+diagnostics(res::Result) = Diagnostic[diagnostic(res, i) for i in 1:diagnostic_count(res)]
+
+"""`result_json(res)`: the whole result as compact `shardplan.result.v1` JSON (a copy)."""
+function result_json(res::Result)
+    p = _ptr(res)
+    out = Ref{SpStr}()
+    err = GC.@preserve res ccall((:sp_result_json, libshardplan[]), Ptr{Cvoid},
+                                 (Ptr{Cvoid}, Ptr{SpStr}), p, out)
+    _check_error(err)
+    return GC.@preserve res something(_string(out[]), "")
+end
+
+# ---- Layouts ----------------------------------------------------------------------------------
+
+"""`declare!(layout, port)`: declares `port` present (`{}` until entries are added)."""
+function declare!(layout::Layout, port::Port)
+    p = _ptr(layout)
+    err = GC.@preserve layout ccall((:sp_layout_declare, libshardplan[]), Ptr{Cvoid},
+                                    (Ptr{Cvoid}, Cint), p, Cint(port))
+    _check_error(err)
+    return layout
+end
+
+"""`add_entry!(layout, port, name)`: entry `name` with no placement, like `"x": {}`."""
+function add_entry!(layout::Layout, port::Port, name::AbstractString)
+    name = String(name)
+    p = _ptr(layout)
+    err = GC.@preserve layout name ccall((:sp_layout_add_entry, libshardplan[]), Ptr{Cvoid},
+                                         (Ptr{Cvoid}, Cint, SpStr), p, Cint(port), _spstr(name))
+    _check_error(err)
+    return layout
+end
+
+"""
+    set_placement!(layout, port, name, axis, placement)
+
+Places entry `name` of `port` on mesh axis `axis`: `placement` is `"R"`, `"S(dim)"`, `"P"` or
+`"P(op)"`. A malformed placement or an axis placed twice is `ERROR_INVALID_ARGUMENT`.
+"""
+function set_placement!(layout::Layout, port::Port, name::AbstractString, axis::AbstractString,
+                        placement::AbstractString)
+    name = String(name)
+    axis = String(axis)
+    placement = String(placement)
+    p = _ptr(layout)
+    err = GC.@preserve layout name axis placement ccall(
+        (:sp_layout_set_placement, libshardplan[]), Ptr{Cvoid},
+        (Ptr{Cvoid}, Cint, SpStr, SpStr, SpStr),
+        p, Cint(port), _spstr(name), _spstr(axis), _spstr(placement))
+    _check_error(err)
+    return layout
+end
+
+"""`set_out_names!(layout, names)`: sets `out_names`, replacing any earlier list."""
+function set_out_names!(layout::Layout, names::AbstractVector{<:AbstractString})
+    strs = String[String(n) for n in names]
+    items = SpStr[_spstr(s) for s in strs]
+    p = _ptr(layout)
+    err = GC.@preserve layout strs items ccall((:sp_layout_set_out_names, libshardplan[]),
+                                               Ptr{Cvoid}, (Ptr{Cvoid}, Ptr{SpStr}, Csize_t),
+                                               p, items, length(items))
+    _check_error(err)
+    return layout
+end
+
+# ---- Builder ----------------------------------------------------------------------------------
+
+"""
+    ParallelSpec(binding_kind, axes = String[])
+
+A parallel spec: a binding kind (`"tp"`, `"mesh"`, `"none"`, ...) and its mesh axes.
+"""
+struct ParallelSpec
+    binding_kind::String
+    axes::Vector{String}
+    ParallelSpec(binding_kind::AbstractString, axes::AbstractVector{<:AbstractString} = String[]) =
+        new(String(binding_kind), String[String(a) for a in axes])
+end
+
+# What a `const sp_parallel_spec *` argument takes, and the array its `axes` points into:
+# (C_NULL, nothing) for `nothing`. The caller GC.@preserve's the spec and that array during the
+# ccall (the strings themselves belong to the spec).
+_parallel_arg(spec::Nothing) = (C_NULL, nothing)
+
+function _parallel_arg(spec::ParallelSpec)
+    axes = SpStr[_spstr(a) for a in spec.axes]
+    raw = SpParallelSpec(_spstr(spec.binding_kind), pointer(axes), Csize_t(length(axes)))
+    return (Ref(raw), axes)
+end
+
+"""`add_axis!(b, name, devices)`: appends mesh axis `name` of `devices` (>= 1) devices."""
+function add_axis!(b::Builder, name::AbstractString, devices::Integer)
+    name = String(name)
+    p = _ptr(b)
+    err = GC.@preserve b name ccall((:sp_builder_add_axis, libshardplan[]), Ptr{Cvoid},
+                                    (Ptr{Cvoid}, SpStr, Int64), p, _spstr(name), devices)
+    _check_error(err)
+    return b
+end
+
+"""
+    add_parameter!(b, id; shape = nothing, dtype = "")
+
+Adds parameter identity `id`: `shape` a vector of dimensions (`Int[]` for a scalar, `nothing`
+for an unknown shape), `dtype` empty for the default (float32).
+"""
+function add_parameter!(b::Builder, id::AbstractString;
+                        shape::Union{Nothing,AbstractVector{<:Integer}} = nothing,
+                        dtype::AbstractString = "")
+    id = String(id)
+    dtype = String(dtype)
+    # A scalar needs a non-NULL pointer with rank 0, so the buffer never is empty.
+    dims = shape === nothing ? Int64[0] : Int64[Int64(d) for d in shape]
+    rank = shape === nothing ? 0 : length(dims)
+    isempty(dims) && push!(dims, 0)
+    shape_arg = shape === nothing ? C_NULL : pointer(dims)
+    p = _ptr(b)
+    err = GC.@preserve b id dtype dims ccall((:sp_builder_add_parameter, libshardplan[]),
+                                             Ptr{Cvoid},
+                                             (Ptr{Cvoid}, SpStr, Ptr{Int64}, Csize_t, SpStr),
+                                             p, _spstr(id), shape_arg, rank, _spstr(dtype))
+    _check_error(err)
+    return b
+end
+
+"""`add_module!(b, id; type = "")`: adds module identity `id` (`type`: its class name)."""
+function add_module!(b::Builder, id::AbstractString; type::AbstractString = "")
+    id = String(id)
+    type = String(type)
+    p = _ptr(b)
+    err = GC.@preserve b id type ccall((:sp_builder_add_module, libshardplan[]), Ptr{Cvoid},
+                                       (Ptr{Cvoid}, SpStr, SpStr), p, _spstr(id), _spstr(type))
+    _check_error(err)
+    return b
+end
+
+"""`add_forward_arg!(b, mod, name)`: appends `name` to the module's forward signature."""
+function add_forward_arg!(b::Builder, mod::AbstractString, name::AbstractString)
+    mod = String(mod)
+    name = String(name)
+    p = _ptr(b)
+    err = GC.@preserve b mod name ccall((:sp_builder_add_forward_arg, libshardplan[]),
+                                        Ptr{Cvoid}, (Ptr{Cvoid}, SpStr, SpStr),
+                                        p, _spstr(mod), _spstr(name))
+    _check_error(err)
+    return b
+end
+
+"""`add_child!(b, mod, name, child)`: registers module `child` as child `name` of `mod`."""
+function add_child!(b::Builder, mod::AbstractString, name::AbstractString, child::AbstractString)
+    mod = String(mod)
+    name = String(name)
+    child = String(child)
+    p = _ptr(b)
+    err = GC.@preserve b mod name child ccall((:sp_builder_add_child, libshardplan[]),
+                                              Ptr{Cvoid}, (Ptr{Cvoid}, SpStr, SpStr, SpStr),
+                                              p, _spstr(mod), _spstr(name), _spstr(child))
+    _check_error(err)
+    return b
+end
+
+"""`add_module_param!(b, mod, name, parameter)`: parameter identity as parameter `name`."""
+function add_module_param!(b::Builder, mod::AbstractString, name::AbstractString,
+                           parameter::AbstractString)
+    mod = String(mod)
+    name = String(name)
+    parameter = String(parameter)
+    p = _ptr(b)
+    err = GC.@preserve b mod name parameter ccall(
+        (:sp_builder_add_module_param, libshardplan[]), Ptr{Cvoid},
+        (Ptr{Cvoid}, SpStr, SpStr, SpStr), p, _spstr(mod), _spstr(name), _spstr(parameter))
+    _check_error(err)
+    return b
+end
+
+"""`set_module_parallel!(b, mod, spec)`: the module's own parallel spec (`nothing` clears it)."""
+function set_module_parallel!(b::Builder, mod::AbstractString,
+                              spec::Union{Nothing,ParallelSpec})
+    mod = String(mod)
+    p = _ptr(b)
+    raw, axes = _parallel_arg(spec)
+    err = GC.@preserve b mod spec axes ccall((:sp_builder_set_module_parallel, libshardplan[]),
+                                             Ptr{Cvoid}, (Ptr{Cvoid}, SpStr, Ptr{SpParallelSpec}),
+                                             p, _spstr(mod), raw)
+    _check_error(err)
+    return b
+end
+
+"""
+    set_family!(b, mod; parallel = false, sharding = nothing)
+
+Makes the module a family member, mesh-parallel or not, with its provider's layout
+(`sharding`, a [`Layout`](@ref); `nothing`: it provides none).
+"""
+function set_family!(b::Builder, mod::AbstractString; parallel::Bool = false,
+                     sharding::Union{Nothing,Layout} = nothing)
+    mod = String(mod)
+    p = _ptr(b)
+    layout_arg = sharding === nothing ? C_NULL : _ptr(sharding)
+    err = GC.@preserve b mod sharding ccall((:sp_builder_set_family, libshardplan[]), Ptr{Cvoid},
+                                            (Ptr{Cvoid}, SpStr, Cint, Ptr{Cvoid}),
+                                            p, _spstr(mod), Cint(parallel), layout_arg)
+    _check_error(err)
+    return b
+end
+
+"""
+    set_family_cached!(b, mod, sharding; parallel = nothing)
+
+The layout already applied to a family member (`sharding` required, `parallel` optional).
+"""
+function set_family_cached!(b::Builder, mod::AbstractString, sharding::Layout;
+                            parallel::Union{Nothing,ParallelSpec} = nothing)
+    mod = String(mod)
+    p = _ptr(b)
+    lp = _ptr(sharding)
+    raw, axes = _parallel_arg(parallel)
+    err = GC.@preserve b mod sharding parallel axes ccall(
+        (:sp_builder_set_family_cached, libshardplan[]), Ptr{Cvoid},
+        (Ptr{Cvoid}, SpStr, Ptr{Cvoid}, Ptr{SpParallelSpec}), p, _spstr(mod), lp, raw)
+    _check_error(err)
+    return b
+end
+
+"""`set_root!(b, mod)`: sets the root module id."""
+function set_root!(b::Builder, mod::AbstractString)
+    mod = String(mod)
+    p = _ptr(b)
+    err = GC.@preserve b mod ccall((:sp_builder_set_root, libshardplan[]), Ptr{Cvoid},
+                                   (Ptr{Cvoid}, SpStr), p, _spstr(mod))
+    _check_error(err)
+    return b
+end
+
+"""`add_provider!(b, fqn, layout)`: a model-adapter sharding provider for the module at `fqn`."""
+function add_provider!(b::Builder, fqn::AbstractString, layout::Layout)
+    fqn = String(fqn)
+    p = _ptr(b)
+    lp = _ptr(layout)
+    err = GC.@preserve b fqn layout ccall((:sp_builder_add_provider, libshardplan[]), Ptr{Cvoid},
+                                          (Ptr{Cvoid}, SpStr, Ptr{Cvoid}), p, _spstr(fqn), lp)
+    _check_error(err)
+    return b
+end
+
+"""
+    add_native!(b, globs, sharding; parallel = nothing)
+
+Appends a native request: glob patterns (a vector of strings), a [`Layout`](@ref) and an optional
+[`ParallelSpec`](@ref).
+"""
+function add_native!(b::Builder, globs::AbstractVector{<:AbstractString}, sharding::Layout;
+                     parallel::Union{Nothing,ParallelSpec} = nothing)
+    strs = String[String(g) for g in globs]
+    items = SpStr[_spstr(s) for s in strs]
+    p = _ptr(b)
+    lp = _ptr(sharding)
+    raw, axes = _parallel_arg(parallel)
+    err = GC.@preserve b strs items sharding parallel axes ccall(
+        (:sp_builder_add_native, libshardplan[]), Ptr{Cvoid},
+        (Ptr{Cvoid}, Ptr{SpStr}, Csize_t, Ptr{Cvoid}, Ptr{SpParallelSpec}),
+        p, items, length(items), lp, raw)
+    _check_error(err)
+    return b
+end
+
+"""
+`declare_plan!(b)`: gives the document a final plan with no entries until some are added (an
+empty plan is checked too: it covers no parameter).
+"""
+function declare_plan!(b::Builder)
+    p = _ptr(b)
+    err = GC.@preserve b ccall((:sp_builder_declare_plan, libshardplan[]), Ptr{Cvoid},
+                               (Ptr{Cvoid},), p)
+    _check_error(err)
+    return b
+end
+
+"""`add_plan_entry!(b, fqn, layout)`: the final-plan layout of the module at `fqn` (declaring
+the plan)."""
+function add_plan_entry!(b::Builder, fqn::AbstractString, layout::Layout)
+    fqn = String(fqn)
+    p = _ptr(b)
+    lp = _ptr(layout)
+    err = GC.@preserve b fqn layout ccall((:sp_builder_add_plan_entry, libshardplan[]),
+                                          Ptr{Cvoid}, (Ptr{Cvoid}, SpStr, Ptr{Cvoid}),
+                                          p, _spstr(fqn), lp)
+    _check_error(err)
+    return b
+end
+
+"""`to_json(b)`: the document built so far as pretty-printed `shardplan.v1` JSON (a copy)."""
+function to_json(b::Builder)
+    p = _ptr(b)
+    out = Ref{SpStr}()
+    err = GC.@preserve b ccall((:sp_builder_to_json, libshardplan[]), Ptr{Cvoid},
+                               (Ptr{Cvoid}, Ptr{SpStr}), p, out)
+    _check_error(err)
+    return GC.@preserve b something(_string(out[]), "")
+end
+
+"""
+    build_document(b; max_paths = 0, max_fqn_bytes = 0, max_json_depth = 0) -> Document
+
+Parses the document built so far, as [`parse_document`](@ref) would parse `to_json(b)`; the
+builder stays usable. Dangling references are the `invalid-document` diagnostic, with a JSON
+pointer into `to_json(b)`.
+"""
+function build_document(b::Builder; max_paths::Integer = 0, max_fqn_bytes::Integer = 0,
+                        max_json_depth::Integer = 0)
+    p = _ptr(b)
+    opts = _parse_options(max_paths, max_fqn_bytes, max_json_depth)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    err = GC.@preserve b ccall((:sp_builder_build, libshardplan[]), Ptr{Cvoid},
+                               (Ptr{Cvoid}, Ptr{SpParseOptions}, Ptr{Ptr{Cvoid}}), p, opts, out)
+    _check_error(err)
+    return Document(out[])
+end
+
+end # module

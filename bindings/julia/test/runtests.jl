@@ -1,0 +1,430 @@
+# Tests of the ShardPlan Julia binding. Run from the repository root:
+#   SHARDPLAN_LIBRARY=$PWD/bazel-bin/capi/libshardplan.so \
+#       julia --project=bindings/julia bindings/julia/test/runtests.jl
+# Only the Test standard library is used: the JSON files are read with the small reader below.
+
+using Test
+using ShardPlan
+
+const CONFORMANCE = joinpath(@__DIR__, "..", "..", "..", "tests", "conformance")
+const CASES = ("000-tiny-llama", "001-multiple-owners", "005-native-overlaps-family")
+
+# ---- A minimal JSON reader (objects -> Dict{String,Any}, arrays -> Vector{Any}) -------------
+
+mutable struct MiniJSON
+    b::Vector{UInt8}
+    i::Int
+end
+
+const ESCAPES = Dict{UInt8,UInt8}(UInt8('"') => UInt8('"'), UInt8('\\') => UInt8('\\'),
+                                  UInt8('/') => UInt8('/'), UInt8('b') => 0x08,
+                                  UInt8('f') => 0x0c, UInt8('n') => UInt8('\n'),
+                                  UInt8('r') => UInt8('\r'), UInt8('t') => UInt8('\t'))
+
+function parse_json(text::AbstractString)
+    r = MiniJSON(Vector{UInt8}(codeunits(String(text))), 1)
+    v = json_value(r)
+    json_ws(r)
+    r.i > length(r.b) || error("trailing data at byte $(r.i)")
+    return v
+end
+
+json_peek(r::MiniJSON) = r.i <= length(r.b) ? r.b[r.i] : 0x00
+
+function json_ws(r::MiniJSON)
+    while r.i <= length(r.b) && r.b[r.i] in (UInt8(' '), UInt8('\t'), UInt8('\n'), UInt8('\r'))
+        r.i += 1
+    end
+end
+
+function json_expect(r::MiniJSON, c::Char)
+    json_ws(r)
+    json_peek(r) == UInt8(c) || error("expected '$c' at byte $(r.i)")
+    r.i += 1
+    return nothing
+end
+
+function json_hex4(r::MiniJSON)
+    r.i + 3 <= length(r.b) || error("short \\u escape at byte $(r.i)")
+    u = parse(UInt32, String(r.b[r.i:r.i+3]); base = 16)
+    r.i += 4
+    return u
+end
+
+function json_string(r::MiniJSON)
+    json_expect(r, '"')
+    io = IOBuffer()
+    while true
+        r.i <= length(r.b) || error("unterminated string")
+        c = r.b[r.i]
+        r.i += 1
+        if c == UInt8('"')
+            return String(take!(io))
+        elseif c == UInt8('\\')
+            e = r.b[r.i]
+            r.i += 1
+            if e == UInt8('u')
+                u = json_hex4(r)
+                if 0xd800 <= u <= 0xdbff  # a surrogate pair: \uD8xx\uDCxx
+                    r.i += 2  # the second "\u"
+                    lo = json_hex4(r)
+                    u = 0x00010000 + ((u - 0x0000d800) << 10) + (lo - 0x0000dc00)
+                end
+                print(io, Char(u))
+            else
+                write(io, ESCAPES[e])
+            end
+        else
+            write(io, c)
+        end
+    end
+end
+
+function json_value(r::MiniJSON)
+    json_ws(r)
+    c = json_peek(r)
+    if c == UInt8('{')
+        r.i += 1
+        d = Dict{String,Any}()
+        json_ws(r)
+        if json_peek(r) == UInt8('}')
+            r.i += 1
+            return d
+        end
+        while true
+            json_ws(r)
+            k = json_string(r)
+            json_expect(r, ':')
+            d[k] = json_value(r)
+            json_ws(r)
+            if json_peek(r) == UInt8(',')
+                r.i += 1
+            else
+                json_expect(r, '}')
+                return d
+            end
+        end
+    elseif c == UInt8('[')
+        r.i += 1
+        a = Any[]
+        json_ws(r)
+        if json_peek(r) == UInt8(']')
+            r.i += 1
+            return a
+        end
+        while true
+            push!(a, json_value(r))
+            json_ws(r)
+            if json_peek(r) == UInt8(',')
+                r.i += 1
+            else
+                json_expect(r, ']')
+                return a
+            end
+        end
+    elseif c == UInt8('"')
+        return json_string(r)
+    else
+        start = r.i
+        while r.i <= length(r.b) && !(r.b[r.i] in UInt8.((',', ']', '}', ' ', '\t', '\n', '\r')))
+            r.i += 1
+        end
+        word = String(r.b[start:r.i-1])
+        word == "true" && return true
+        word == "false" && return false
+        word == "null" && return nothing
+        return parse(Float64, word)
+    end
+end
+
+# ---- Helpers ----------------------------------------------------------------------------------
+
+# The exception f throws, or nothing.
+function caught(f)
+    try
+        f()
+    catch e
+        return e
+    end
+    return nothing
+end
+
+case_text(name) = read(joinpath(CONFORMANCE, "cases", name * ".json"), String)
+expected_json(name) = parse_json(read(joinpath(CONFORMANCE, "expected", name * ".json"), String))
+
+# The brief's small model: mesh tp=2, parameter w [4,4], root -> lin (weight w), provider at lin.
+const SMALL_TWIN = """
+{"schema": "shardplan.v1", "mesh": {"tp": 2}, "parameters": {"w": {"shape": [4, 4]}},
+ "root": "root",
+ "modules": {"root": {"children": {"lin": "lin"}},
+             "lin": {"forward": ["x"], "params": {"weight": "w"}}},
+ "providers": {"sharding": {"lin": {"params": {"weight": {"tp": "S(0)"}},
+                                    "in_src": {"x": {}}, "in_dst": {"x": {}}}}}}
+"""
+
+# Uses every builder and layout call: family with a cached layout, parallel specs, a native
+# request with two globs, a plan, out_names, declared empty ports, scalar and unknown shapes.
+const FULL_TWIN = """
+{
+  "schema": "shardplan.v1",
+  "mesh": {"dp": 2, "tp": 2},
+  "parameters": {
+    "w1": {"shape": [8, 8], "dtype": "bfloat16"},
+    "w2": {"shape": [8, 8]},
+    "b": {"shape": []},
+    "s": {}
+  },
+  "root": "net",
+  "modules": {
+    "net": {"type": "Net", "forward": ["x"], "children": {"block": "blk", "head": "lin2"}},
+    "blk": {"type": "Block", "forward": ["x"], "children": {"proj": "lin1"}, "params": {"scale": "s"},
+            "parallel": {"binding_kind": "tp", "axes": ["tp"]},
+            "family": {"parallel": true,
+                       "sharding": {"params": {"proj.weight": {"tp": "S(0)"}, "scale": {"tp": "R"}},
+                                    "in_src": {"x": {"tp": "R"}}, "in_dst": {"x": {"tp": "R"}},
+                                    "out_src": {"y": {"tp": "P"}}, "out_dst": {"y": {"tp": "R"}},
+                                    "out_names": ["y"]},
+                       "cached": {"sharding": {"params": {"proj.weight": {"tp": "S(1)"}, "scale": {"tp": "R"}},
+                                               "in_src": {"x": {"tp": "R"}}, "in_dst": {"x": {"tp": "R"}},
+                                               "out_src": {"y": {"tp": "P"}}, "out_dst": {"y": {"tp": "R"}},
+                                               "out_names": ["y"]},
+                                  "parallel": {"binding_kind": "tp", "axes": ["tp"]}}}},
+    "lin1": {"type": "Linear", "forward": ["input"], "params": {"weight": "w1"}},
+    "lin2": {"type": "Linear", "forward": ["input"], "params": {"weight": "w2", "bias": "b"}}
+  },
+  "providers": {
+    "sharding": {},
+    "native": [
+      {"match": ["hea?", "head"], "parallel": {"binding_kind": "mesh", "axes": ["dp", "tp"]},
+       "sharding": {"params": {"weight": {"dp": "R", "tp": "S(1)"}, "bias": {"tp": "R"}},
+                    "in_src": {}, "in_dst": {}}}
+    ]
+  },
+  "plan": {"modules": {
+    "block": {"params": {"proj.weight": {"tp": "S(1)"}, "scale": {"tp": "R"}},
+              "in_src": {"x": {"tp": "R"}}, "in_dst": {"x": {"tp": "R"}},
+              "out_src": {"y": {"tp": "P"}}, "out_dst": {"y": {"tp": "R"}}, "out_names": ["y"]},
+    "head": {"params": {"weight": {"dp": "R", "tp": "S(1)"}, "bias": {"tp": "R"}},
+             "in_src": {}, "in_dst": {}}
+  }}
+}
+"""
+
+function family_layout(proj_placement)
+    l = Layout()
+    set_placement!(l, PORT_PARAMS, "proj.weight", "tp", proj_placement)
+    set_placement!(l, PORT_PARAMS, "scale", "tp", "R")
+    set_placement!(l, PORT_IN_SRC, "x", "tp", "R")
+    set_placement!(l, PORT_IN_DST, "x", "tp", "R")
+    set_placement!(l, PORT_OUT_SRC, "y", "tp", "P")
+    set_placement!(l, PORT_OUT_DST, "y", "tp", "R")
+    set_out_names!(l, ["y"])
+    return l
+end
+
+function full_builder()
+    b = Builder()
+    add_axis!(b, "dp", 2)
+    add_axis!(b, "tp", 2)
+    add_parameter!(b, "w1"; shape = [8, 8], dtype = "bfloat16")
+    add_parameter!(b, "w2"; shape = [8, 8])
+    add_parameter!(b, "b"; shape = Int[])   # a scalar
+    add_parameter!(b, "s")                  # an unknown shape
+    for (id, type) in (("net", "Net"), ("blk", "Block"), ("lin1", "Linear"), ("lin2", "Linear"))
+        add_module!(b, id; type = type)
+    end
+    for (m, arg) in (("net", "x"), ("blk", "x"), ("lin1", "input"), ("lin2", "input"))
+        add_forward_arg!(b, m, arg)
+    end
+    add_child!(b, "net", "block", "blk")
+    add_child!(b, "net", "head", "lin2")
+    add_child!(b, "blk", "proj", "lin1")
+    add_module_param!(b, "blk", "scale", "s")
+    add_module_param!(b, "lin1", "weight", "w1")
+    add_module_param!(b, "lin2", "weight", "w2")
+    add_module_param!(b, "lin2", "bias", "b")
+    tp = ParallelSpec("tp", ["tp"])
+    set_module_parallel!(b, "blk", tp)
+    set_family!(b, "blk"; parallel = true, sharding = family_layout("S(0)"))
+    cached = family_layout("S(1)")
+    set_family_cached!(b, "blk", cached; parallel = tp)
+    set_root!(b, "net")
+    native = Layout()
+    set_placement!(native, PORT_PARAMS, "weight", "dp", "R")
+    set_placement!(native, PORT_PARAMS, "weight", "tp", "S(1)")
+    set_placement!(native, PORT_PARAMS, "bias", "tp", "R")
+    declare!(native, PORT_IN_SRC)
+    declare!(native, PORT_IN_DST)
+    add_native!(b, ["hea?", "head"], native; parallel = ParallelSpec("mesh", ["dp", "tp"]))
+    add_plan_entry!(b, "block", cached)
+    add_plan_entry!(b, "head", native)
+    return b
+end
+
+# ---- Tests ------------------------------------------------------------------------------------
+
+@testset "ShardPlan" begin
+
+@testset "versions" begin
+    @test abi_version() == ABI_VERSION == 1
+    @test occursin(r"^\d+\.\d+\.\d+$", library_version())
+    @test check_abi(1) === nothing
+    err = caught(() -> check_abi(2; library = "/fake/libshardplan.so"))
+    @test err isa AbiMismatchError
+    @test err.expected == 1 && err.found == 2
+    msg = sprint(showerror, err)
+    @test occursin("version 1", msg) && occursin("version 2", msg)
+    @test occursin("/fake/libshardplan.so", msg)
+end
+
+@testset "conformance $name" for name in CASES
+    expected = expected_json(name)
+    doc = parse_document(case_text(name))
+    @test is_valid(doc)
+    res = check(doc)
+    if expected["ok"] === true
+        @test isok(res)
+        @test isempty(diagnostics(res))
+        result = parse_json(result_json(res))
+        @test result["schema"] == "shardplan.result.v1"
+        @test result["ok"] === true
+        @test result["owned"]["owned_names"] == expected["owned"]["owned_names"]
+        @test result["owned"]["aliases"] == expected["owned"]["aliases"]
+    else
+        @test !isok(res)
+        ds = diagnostics(res)
+        @test !isempty(ds)
+        @test ds[1].code == expected["error"]["code"]
+        @test ds[1].message == expected["error"]["message"]
+        @test ds[1].severity == SEVERITY_ERROR
+    end
+    close(res)
+    close(doc)
+end
+
+@testset "threads and parse limits" begin
+    text = case_text("000-tiny-llama")
+    doc = parse_document(text)
+    @test result_json(check(doc; threads = 1)) == result_json(check(doc; threads = 4))
+    limited = parse_document(Vector{UInt8}(codeunits(text)); max_paths = 2)
+    @test !is_valid(limited)
+    ds = diagnostics(check(limited))
+    @test length(ds) == 1
+    @test ds[1].code == "invalid-document"
+    @test occursin("more than 2 module paths", ds[1].message)
+    @test ds[1].pointer == "/modules"
+    @test ds[1].fqn === nothing && ds[1].parameter === nothing
+    @test !is_valid(parse_document(text; max_json_depth = 3))
+end
+
+@testset "errors" begin
+    # A malformed document is a diagnostic, not an error.
+    doc = parse_document("{not json")
+    @test !is_valid(doc)
+    res = check(doc)
+    @test !isok(res)
+    ds = diagnostics(res)
+    @test length(ds) == 1
+    @test ds[1].code == "invalid-document"
+    @test ds[1].severity == SEVERITY_ERROR
+    @test occursin("\"ok\":false", result_json(res))
+
+    # An index past the end is the library's OUT_OF_RANGE.
+    err = caught(() -> diagnostic(res, diagnostic_count(res) + 1))
+    @test err isa ShardPlanError
+    @test err.code == ERROR_OUT_OF_RANGE
+    @test occursin("out of range", err.message)
+    @test caught(() -> diagnostic(res, 0)).code == ERROR_OUT_OF_RANGE
+
+    # A malformed placement.
+    l = Layout()
+    err = caught(() -> set_placement!(l, PORT_PARAMS, "weight", "tp", "Shard(0)"))
+    @test err isa ShardPlanError
+    @test err.code == ERROR_INVALID_ARGUMENT
+    @test occursin("Shard(0)", err.message)
+    @test occursin("Shard(0)", sprint(showerror, err))
+    # The same axis placed twice.
+    set_placement!(l, PORT_PARAMS, "weight", "tp", "S(0)")
+    @test caught(() -> set_placement!(l, PORT_PARAMS, "weight", "tp", "R")).code ==
+          ERROR_INVALID_ARGUMENT
+
+    # A duplicate mesh axis, and an axis without devices.
+    b = Builder()
+    add_axis!(b, "tp", 2)
+    err = caught(() -> add_axis!(b, "tp", 2))
+    @test err isa ShardPlanError
+    @test err.code == ERROR_INVALID_ARGUMENT
+    @test occursin("tp", err.message)
+    @test caught(() -> add_axis!(b, "dp", 0)).code == ERROR_INVALID_ARGUMENT
+
+    # Closed handles are never passed to the library; closing twice is fine.
+    close(res)
+    close(res)
+    @test !isopen(res)
+    @test caught(() -> isok(res)) isa InvalidStateException
+    close(doc)
+    @test caught(() -> check(doc)) isa InvalidStateException
+    close(l)
+    @test caught(() -> declare!(l, PORT_IN_SRC)) isa InvalidStateException
+    close(b)
+    @test caught(() -> to_json(b)) isa InvalidStateException
+end
+
+@testset "builder equals its JSON twin" begin
+    # The small model of the brief.
+    b = Builder()
+    add_axis!(b, "tp", 2)
+    add_parameter!(b, "w"; shape = [4, 4])
+    add_module!(b, "root")
+    add_module!(b, "lin")
+    add_child!(b, "root", "lin", "lin")
+    add_forward_arg!(b, "lin", "x")
+    add_module_param!(b, "lin", "weight", "w")
+    set_root!(b, "root")
+    provider = Layout()
+    set_placement!(provider, PORT_PARAMS, "weight", "tp", "S(0)")
+    add_entry!(provider, PORT_IN_SRC, "x")
+    add_entry!(provider, PORT_IN_DST, "x")
+    add_provider!(b, "lin", provider)
+    built = result_json(check(build_document(b)))
+    twin = result_json(check(parse_document(SMALL_TWIN)))
+    @test built == twin
+    @test parse_json(built)["ok"] === true
+    @test parse_json(built)["owned"]["owned_names"] == ["lin.weight"]
+    @test occursin("\"schema\": \"shardplan.v1\"", to_json(b))
+    @test result_json(check(parse_document(to_json(b)))) == built
+
+    # Every builder and layout call.
+    full = full_builder()
+    built = result_json(check(build_document(full)))
+    @test built == result_json(check(parse_document(FULL_TWIN)))
+    @test built == result_json(check(parse_document(to_json(full))))
+    result = parse_json(built)
+    @test result["ok"] === true
+    @test result["owned"]["owned_names"] ==
+          ["block.proj.weight", "block.scale", "head.bias", "head.weight"]
+    @test result["owned"]["parallel"]["head"]["axes"] == ["dp", "tp"]
+
+    # An empty plan (declare_plan!) is checked too: it covers no parameter.
+    declare_plan!(b)
+    @test occursin("\"plan\"", to_json(b))
+    built = result_json(check(build_document(b)))
+    with_plan = replace(SMALL_TWIN, "\"root\": \"root\"," =>
+                                    "\"plan\": {\"modules\": {}}, \"root\": \"root\",")
+    twin = result_json(check(parse_document(with_plan)))
+    @test built == twin
+    @test !isok(check(build_document(b)))
+    @test diagnostics(check(build_document(b)))[1].code == "override-removed-coverage"
+
+    # A dangling reference is reported when the document is built, pointing into to_json.
+    dangling = Builder()
+    add_axis!(dangling, "tp", 2)
+    add_module!(dangling, "root")
+    add_child!(dangling, "root", "missing", "nowhere")
+    set_root!(dangling, "root")
+    res = check(build_document(dangling))
+    @test !isok(res)
+    @test diagnostics(res)[1].code == "invalid-document"
+end
+
+end # testset ShardPlan

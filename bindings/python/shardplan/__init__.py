@@ -1,0 +1,64 @@
+"""shardplan: check sharding plans from Python, over the shardplan C ABI.
+
+    >>> import shardplan
+    >>> with shardplan.parse(text) as doc, doc.check() as result:
+    ...     for d in result.diagnostics:
+    ...         print(d.code, d.message)
+
+Importing the package loads libshardplan.so: ``$SHARDPLAN_LIBRARY`` if set,
+else one shipped in this package's directory, else the source tree's
+``bazel-bin/capi/libshardplan.so`` (build it with
+``bazel build //capi:libshardplan.so``), else the system's. A missing or
+incompatible library raises ImportError (LibraryError).
+
+Handles (Document, Result, Layout, Builder) free their C objects on
+``close()``, at the end of a ``with`` block, or when collected; a closed
+handle raises ClosedHandleError (a ShardplanError and a ValueError).
+"""
+
+from __future__ import annotations
+
+from . import _capi
+from ._builder import Builder, Layout, ParallelSpec, Port
+from ._capi import LibraryError, _check_abi  # _check_abi: the load-time ABI check, for tests
+from ._document import Diagnostic, Document, Result, Severity, check, parse
+from ._errors import ClosedHandleError, ErrorCode, ShardplanError
+from ._version import ABI_VERSION, __version__
+
+
+def abi_version() -> int:
+    """The C ABI version of the loaded library (``sp_abi_version()``)."""
+    return int(_capi.lib.sp_abi_version())
+
+
+def library_version() -> str:
+    """The loaded library's release, "MAJOR.MINOR.PATCH" (``sp_version_string()``)."""
+    return _capi.lib.sp_version_string().decode("ascii", errors="replace")
+
+
+def library_path() -> str:
+    """The path (or name) libshardplan.so was loaded from."""
+    return _capi.LIBRARY_PATH
+
+
+__all__ = [
+    "ABI_VERSION",
+    "Builder",
+    "ClosedHandleError",
+    "Diagnostic",
+    "Document",
+    "ErrorCode",
+    "Layout",
+    "LibraryError",
+    "ParallelSpec",
+    "Port",
+    "Result",
+    "Severity",
+    "ShardplanError",
+    "__version__",
+    "abi_version",
+    "check",
+    "library_path",
+    "library_version",
+    "parse",
+]

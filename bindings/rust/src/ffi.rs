@@ -1,0 +1,254 @@
+//! Raw declarations of the shardplan C ABI, version 1, written by hand from
+//! `capi/include/shardplan/shardplan.h`.
+//!
+//! Everything here is `unsafe` to call; use the safe wrappers of the crate
+//! root instead. C enums are declared as `c_int` with constants, so that a
+//! value this binding does not know can never be an invalid Rust enum.
+
+#![allow(non_camel_case_types)]
+// The declarations mirror the header one for one; see it for their documentation.
+#![allow(missing_docs)]
+
+use std::os::raw::{c_char, c_int};
+
+/// `SP_ABI_VERSION`: the ABI these declarations describe.
+pub const SP_ABI_VERSION: u32 = 1;
+
+/// `sp_str`: `size` bytes at `data`, UTF-8, not NUL-terminated. In outputs
+/// `data == NULL` means "absent".
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct sp_str {
+    pub data: *const c_char,
+    pub size: usize,
+}
+
+/// `sp_error_code`.
+pub type sp_error_code = c_int;
+pub const SP_OK: sp_error_code = 0;
+pub const SP_ERROR_NULL_ARGUMENT: sp_error_code = 1;
+pub const SP_ERROR_INVALID_ARGUMENT: sp_error_code = 2;
+pub const SP_ERROR_OUT_OF_RANGE: sp_error_code = 3;
+pub const SP_ERROR_OUT_OF_MEMORY: sp_error_code = 4;
+pub const SP_ERROR_INTERNAL: sp_error_code = 5;
+
+/// `sp_severity`.
+pub type sp_severity = c_int;
+pub const SP_SEVERITY_ERROR: sp_severity = 0;
+pub const SP_SEVERITY_WARNING: sp_severity = 1;
+pub const SP_SEVERITY_INFO: sp_severity = 2;
+
+/// `sp_port`.
+pub type sp_port = c_int;
+pub const SP_PORT_PARAMS: sp_port = 0;
+pub const SP_PORT_IN_SRC: sp_port = 1;
+pub const SP_PORT_IN_DST: sp_port = 2;
+pub const SP_PORT_OUT_SRC: sp_port = 3;
+pub const SP_PORT_OUT_DST: sp_port = 4;
+
+/// Opaque `sp_error`.
+#[repr(C)]
+pub struct sp_error {
+    _private: [u8; 0],
+}
+
+/// Opaque `sp_document`.
+#[repr(C)]
+pub struct sp_document {
+    _private: [u8; 0],
+}
+
+/// Opaque `sp_result`.
+#[repr(C)]
+pub struct sp_result {
+    _private: [u8; 0],
+}
+
+/// Opaque `sp_layout`.
+#[repr(C)]
+pub struct sp_layout {
+    _private: [u8; 0],
+}
+
+/// Opaque `sp_builder`.
+#[repr(C)]
+pub struct sp_builder {
+    _private: [u8; 0],
+}
+
+/// `sp_parse_options`; all zero means the defaults.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct sp_parse_options {
+    pub max_paths: u64,
+    pub max_fqn_bytes: u64,
+    pub max_json_depth: u32,
+}
+
+/// `sp_check_options`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct sp_check_options {
+    pub threads: u32,
+}
+
+/// `sp_diagnostic`; its strings are owned by the result it was read from.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct sp_diagnostic {
+    pub code: sp_str,
+    pub severity: sp_severity,
+    pub message: sp_str,
+    pub fqn: sp_str,
+    pub parameter: sp_str,
+    pub pointer: sp_str,
+}
+
+/// `sp_parallel_spec`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct sp_parallel_spec {
+    pub binding_kind: sp_str,
+    pub axes: *const sp_str,
+    pub num_axes: usize,
+}
+
+extern "C" {
+    // Versions
+    pub fn sp_abi_version() -> u32;
+    pub fn sp_version_string() -> *const c_char;
+
+    // Errors
+    pub fn sp_error_code_of(error: *const sp_error) -> sp_error_code;
+    pub fn sp_error_message(error: *const sp_error) -> *const c_char;
+    pub fn sp_error_delete(error: *mut sp_error);
+
+    // Documents
+    pub fn sp_document_parse(
+        json: sp_str,
+        options: *const sp_parse_options,
+        out_document: *mut *mut sp_document,
+    ) -> *mut sp_error;
+    pub fn sp_document_is_valid(
+        document: *const sp_document,
+        out_valid: *mut c_int,
+    ) -> *mut sp_error;
+    pub fn sp_document_delete(document: *mut sp_document);
+
+    // Checking
+    pub fn sp_document_check(
+        document: *const sp_document,
+        options: *const sp_check_options,
+        out_result: *mut *mut sp_result,
+    ) -> *mut sp_error;
+    pub fn sp_result_ok(result: *const sp_result, out_ok: *mut c_int) -> *mut sp_error;
+    pub fn sp_result_diagnostic_count(
+        result: *const sp_result,
+        out_count: *mut usize,
+    ) -> *mut sp_error;
+    pub fn sp_result_diagnostic(
+        result: *const sp_result,
+        index: usize,
+        out_diagnostic: *mut sp_diagnostic,
+    ) -> *mut sp_error;
+    pub fn sp_result_json(result: *const sp_result, out_json: *mut sp_str) -> *mut sp_error;
+    pub fn sp_result_delete(result: *mut sp_result);
+
+    // Layouts
+    pub fn sp_layout_create(out_layout: *mut *mut sp_layout) -> *mut sp_error;
+    pub fn sp_layout_delete(layout: *mut sp_layout);
+    pub fn sp_layout_declare(layout: *mut sp_layout, port: sp_port) -> *mut sp_error;
+    pub fn sp_layout_add_entry(
+        layout: *mut sp_layout,
+        port: sp_port,
+        name: sp_str,
+    ) -> *mut sp_error;
+    pub fn sp_layout_set_placement(
+        layout: *mut sp_layout,
+        port: sp_port,
+        name: sp_str,
+        axis: sp_str,
+        placement: sp_str,
+    ) -> *mut sp_error;
+    pub fn sp_layout_set_out_names(
+        layout: *mut sp_layout,
+        names: *const sp_str,
+        count: usize,
+    ) -> *mut sp_error;
+
+    // Builder
+    pub fn sp_builder_create(out_builder: *mut *mut sp_builder) -> *mut sp_error;
+    pub fn sp_builder_delete(builder: *mut sp_builder);
+    pub fn sp_builder_add_axis(builder: *mut sp_builder, name: sp_str, size: i64) -> *mut sp_error;
+    pub fn sp_builder_add_parameter(
+        builder: *mut sp_builder,
+        id: sp_str,
+        shape: *const i64,
+        rank: usize,
+        dtype: sp_str,
+    ) -> *mut sp_error;
+    pub fn sp_builder_add_module(
+        builder: *mut sp_builder,
+        id: sp_str,
+        type_: sp_str,
+    ) -> *mut sp_error;
+    pub fn sp_builder_add_forward_arg(
+        builder: *mut sp_builder,
+        module: sp_str,
+        name: sp_str,
+    ) -> *mut sp_error;
+    pub fn sp_builder_add_child(
+        builder: *mut sp_builder,
+        module: sp_str,
+        name: sp_str,
+        child: sp_str,
+    ) -> *mut sp_error;
+    pub fn sp_builder_add_module_param(
+        builder: *mut sp_builder,
+        module: sp_str,
+        name: sp_str,
+        parameter: sp_str,
+    ) -> *mut sp_error;
+    pub fn sp_builder_set_module_parallel(
+        builder: *mut sp_builder,
+        module: sp_str,
+        parallel: *const sp_parallel_spec,
+    ) -> *mut sp_error;
+    pub fn sp_builder_set_family(
+        builder: *mut sp_builder,
+        module: sp_str,
+        parallel: c_int,
+        sharding: *const sp_layout,
+    ) -> *mut sp_error;
+    pub fn sp_builder_set_family_cached(
+        builder: *mut sp_builder,
+        module: sp_str,
+        sharding: *const sp_layout,
+        parallel: *const sp_parallel_spec,
+    ) -> *mut sp_error;
+    pub fn sp_builder_set_root(builder: *mut sp_builder, module: sp_str) -> *mut sp_error;
+    pub fn sp_builder_add_provider(
+        builder: *mut sp_builder,
+        fqn: sp_str,
+        layout: *const sp_layout,
+    ) -> *mut sp_error;
+    pub fn sp_builder_add_native(
+        builder: *mut sp_builder,
+        globs: *const sp_str,
+        num_globs: usize,
+        sharding: *const sp_layout,
+        parallel: *const sp_parallel_spec,
+    ) -> *mut sp_error;
+    pub fn sp_builder_declare_plan(builder: *mut sp_builder) -> *mut sp_error;
+    pub fn sp_builder_add_plan_entry(
+        builder: *mut sp_builder,
+        fqn: sp_str,
+        layout: *const sp_layout,
+    ) -> *mut sp_error;
+    pub fn sp_builder_to_json(builder: *mut sp_builder, out_json: *mut sp_str) -> *mut sp_error;
+    pub fn sp_builder_build(
+        builder: *const sp_builder,
+        options: *const sp_parse_options,
+        out_document: *mut *mut sp_document,
+    ) -> *mut sp_error;
+}
