@@ -74,6 +74,17 @@ int main(void) {
   sp_result_delete(result);
   sp_document_delete(document);
 
+  /* C lets callers pass any int as an enum: refused, never undefined. */
+  {
+    sp_layout *layout = NULL;
+    EXPECT(sp_layout_create(&layout) == NULL);
+    EXPECT_ERROR(sp_layout_declare(layout, (sp_port)-1), SP_ERROR_INVALID_ARGUMENT);
+    EXPECT_ERROR(sp_layout_add_entry(layout, (sp_port)99, S("x")), SP_ERROR_INVALID_ARGUMENT);
+    EXPECT_ERROR(sp_layout_set_placement(layout, (sp_port)5, S("x"), S("tp"), S("R")), SP_ERROR_INVALID_ARGUMENT);
+    EXPECT(sp_layout_declare(layout, SP_PORT_OUT_DST) == NULL);
+    sp_layout_delete(layout);
+  }
+
   sp_result_delete(NULL);
   sp_document_delete(NULL);
   sp_builder_delete(NULL);

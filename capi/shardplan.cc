@@ -6,6 +6,7 @@
 #include <array>
 #include <climits>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -436,10 +437,17 @@ sp_error* Duplicate(std::string_view what, const std::string& name) {
   return InvalidArgument(absl::StrCat("duplicate ", what, " '", name, "'"));
 }
 
-sp_error* CheckPort(sp_port port) {
-  if (static_cast<int>(port) < 0 || static_cast<size_t>(port) >= kPortNames.size()) {
-    return InvalidArgument(absl::StrCat("unknown port ", static_cast<int>(port)));
+// The index of a port argument, or an error. A C caller may pass any int as
+// an sp_port; reading its bytes as an int (not as the enum, whose
+// out-of-range values C++ does not allow) keeps that defined.
+sp_error* PortIndex(const sp_port& port, size_t* index) {
+  int raw = 0;
+  static_assert(sizeof raw == sizeof port);
+  std::memcpy(&raw, &port, sizeof raw);
+  if (raw < 0 || static_cast<size_t>(raw) >= kPortNames.size()) {
+    return InvalidArgument(absl::StrCat("unknown port ", raw));
   }
+  *index = static_cast<size_t>(raw);
   return nullptr;
 }
 
@@ -569,17 +577,19 @@ void sp_layout_delete(sp_layout* layout) { delete layout; }
 
 sp_error* sp_layout_declare(sp_layout* layout, sp_port port) {
   SP_REQUIRE(layout);
-  if (sp_error* e = CheckPort(port)) return e;
-  layout->ports[port].declared = true;
+  size_t index = 0;
+  if (sp_error* e = PortIndex(port, &index)) return e;
+  layout->ports[index].declared = true;
   return nullptr;
 }
 
 sp_error* sp_layout_add_entry(sp_layout* layout, sp_port port, sp_str name) {
   return Guard([&]() -> sp_error* {
     SP_REQUIRE(layout);
-    if (sp_error* e = CheckPort(port)) return e;
+    size_t index = 0;
+    if (sp_error* e = PortIndex(port, &index)) return e;
     SP_TEXT(entry, name);
-    Port& p = layout->ports[port];
+    Port& p = layout->ports[index];
     p.declared = true;
     p.entries.FindOrInsert(entry);
     return nullptr;
@@ -589,7 +599,8 @@ sp_error* sp_layout_add_entry(sp_layout* layout, sp_port port, sp_str name) {
 sp_error* sp_layout_set_placement(sp_layout* layout, sp_port port, sp_str name, sp_str axis, sp_str placement) {
   return Guard([&]() -> sp_error* {
     SP_REQUIRE(layout);
-    if (sp_error* e = CheckPort(port)) return e;
+    size_t index = 0;
+    if (sp_error* e = PortIndex(port, &index)) return e;
     SP_TEXT(entry, name);
     SP_TEXT(axis_name, axis);
     SP_TEXT(spelling, placement);
@@ -597,7 +608,7 @@ sp_error* sp_layout_set_placement(sp_layout* layout, sp_port port, sp_str name, 
       return InvalidArgument(absl::StrCat("bad placement '", spelling,
                                           "' (expected S(dim), R, P or P(sum|avg|max|min|prod))"));
     }
-    Port& p = layout->ports[port];
+    Port& p = layout->ports[index];
     Placements* placements = p.entries.Find(entry);
     if (placements != nullptr && placements->Find(axis_name) != nullptr) {
       return InvalidArgument(absl::StrCat("axis '", axis_name, "' is already placed for '", entry, "'"));

@@ -25,6 +25,7 @@ namespace shardplan {
 template <typename Body>
 void ParallelFor(size_t n, size_t grain, Body&& body) {
 #ifdef SHARDPLAN_SERIAL
+  (void)grain;
   if (n > 0) body(size_t{0}, n);
 #else
   if (n <= grain) {

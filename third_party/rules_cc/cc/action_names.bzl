@@ -1,12 +1,5 @@
 """Shim of @rules_cc//cc:action_names.bzl for Bazel 4.2.x."""
 
-load(
-    "@bazel_tools//tools/build_defs/cc:action_names.bzl",
-    _ACTION_NAMES = "ACTION_NAMES",
-    _ALL_CC_COMPILE_ACTION_NAMES = "ALL_CC_COMPILE_ACTION_NAMES",
-    _ALL_CC_LINK_ACTION_NAMES = "ALL_CC_LINK_ACTION_NAMES",
-)
+load("@bazel_tools//tools/build_defs/cc:action_names.bzl", _ACTION_NAMES = "ACTION_NAMES")
 
 ACTION_NAMES = _ACTION_NAMES
-ALL_CC_COMPILE_ACTION_NAMES = _ALL_CC_COMPILE_ACTION_NAMES
-ALL_CC_LINK_ACTION_NAMES = _ALL_CC_LINK_ACTION_NAMES
