@@ -14,6 +14,7 @@
 #include "core/interner.h"
 #include "core/name_set.h"
 #include "core/placement.h"
+#include "core/styles.h"
 
 namespace shardplan {
 
@@ -108,6 +109,21 @@ struct FqnLayout {
   Layout layout;
 };
 
+// One rule of a template: pattern -> style (planner-v1 section 1).
+struct TemplateRule {
+  std::string pattern;
+  Style style;
+  std::string pointer;  // of the rule's value
+};
+
+// A generic template: rules for one mesh axis, under an FQN prefix.
+struct Template {
+  NameId axis;
+  std::string prefix;
+  std::vector<TemplateRule> rules;  // document order
+  std::string pointer;              // of the template object
+};
+
 struct Document {
   Interner names;
   std::vector<MeshAxis> mesh;
@@ -118,6 +134,10 @@ struct Document {
   std::vector<FqnLayout> model_providers;
   std::vector<NativeRequest> native;
   std::optional<std::vector<FqnLayout>> plan;
+  // A plan to be made here (planner-v1); a document with a `plan` has
+  // neither.
+  std::vector<Template> templates;
+  std::vector<FqnLayout> overrides;
 
   std::string_view Name(NameId id) const { return names.View(id); }
   // Whether `axis` is one of the mesh's axes.

@@ -220,6 +220,8 @@ class Parser {
   bool ParseNamedPlacements(const Value& v, NamedPlacements& out);
   bool ParseProviders(const Value& v);
   bool ParsePlan(const Value& v);
+  bool ParseTemplates(const Value& v);
+  bool ParseOverrides(const Value& v);
   // One member of the parameters, modules, providers.sharding or
   // plan.modules map (the current pointer names the map).
   bool ParameterItem(std::string_view id, const Value& v);
@@ -342,10 +344,10 @@ bool Parser::NonNegativeInts(const Value& v, bool positive, std::vector<int64_t>
 // came through StreamItem; `root` holds those maps empty, so only their type
 // is checked here.
 bool Parser::ParseRoot(const Value& root) {
-  enum { kSchema, kMesh, kParameters, kRoot, kModules, kProviders, kPlan };
-  static constexpr std::array<std::string_view, 7> kKeys = {"schema", "mesh",      "parameters", "root",
-                                                           "modules", "providers", "plan"};
-  Fields<7> f;
+  enum { kSchema, kMesh, kParameters, kRoot, kModules, kProviders, kPlan, kTemplates, kOverrides };
+  static constexpr std::array<std::string_view, 9> kKeys = {
+      "schema", "mesh", "parameters", "root", "modules", "providers", "plan", "templates", "overrides"};
+  Fields<9> f;
   if (!ReadFields(root, kKeys, f)) return false;
   for (int k : {kSchema, kMesh, kParameters, kRoot, kModules}) {
     if (!Required(f[k], kKeys[k])) return false;
@@ -387,6 +389,78 @@ bool Parser::ParseRoot(const Value& root) {
   if (f[kPlan]) {
     At at(*this, "plan");
     if (!ParsePlan(*f[kPlan])) return false;
+  }
+  for (int k : {kTemplates, kOverrides}) {
+    if (f[k] && f[kPlan]) {
+      At at(*this, kKeys[k]);
+      return Fail(absl::StrCat("a document gives either 'plan' (a final plan to check) or 'templates'/'overrides' "
+                               "(a plan to make), not both"));
+    }
+  }
+  if (f[kTemplates]) {
+    At at(*this, "templates");
+    if (!ParseTemplates(*f[kTemplates])) return false;
+  }
+  if (f[kOverrides]) {
+    At at(*this, "overrides");
+    if (!ParseOverrides(*f[kOverrides])) return false;
+  }
+  return true;
+}
+
+bool Parser::ParseTemplates(const Value& v) {
+  if (!ExpectArray(v)) return false;
+  for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
+    At at(*this, i);
+    enum { kAxis, kPrefix, kRules };
+    static constexpr std::array<std::string_view, 3> kKeys = {"axis", "prefix", "rules"};
+    Fields<3> f;
+    if (!ReadFields(v[i], kKeys, f) || !Required(f[kAxis], "axis") || !Required(f[kRules], "rules")) return false;
+    Template t;
+    t.pointer = Pointer();
+    {
+      At at_axis(*this, "axis");
+      if (!ExpectString(*f[kAxis])) return false;
+      t.axis = doc_.names.Intern(Str(*f[kAxis]));
+      if (!doc_.IsMeshAxis(t.axis)) {
+        return Fail(absl::StrCat("template axis ", PyRepr(Str(*f[kAxis])), " is not a mesh axis"));
+      }
+    }
+    if (f[kPrefix]) {
+      At at_prefix(*this, "prefix");
+      if (!ExpectString(*f[kPrefix])) return false;
+      t.prefix = std::string(Str(*f[kPrefix]));
+    }
+    At at_rules(*this, "rules");
+    const Value& rules = *f[kRules];
+    if (!ExpectObject(rules) || !CheckUniqueKeys(rules)) return false;
+    for (auto m = rules.MemberBegin(); m != rules.MemberEnd(); ++m) {
+      At at_rule(*this, Str(m->name));
+      if (m->name.GetStringLength() == 0) return Fail("a template pattern must not be empty");
+      if (!ExpectString(m->value)) return false;
+      const std::optional<Style> style = ParseStyle(Str(m->value));
+      if (!style) {
+        return Fail(absl::StrCat("unknown template style ", PyRepr(Str(m->value)),
+                                 " (expected colwise, colwise_gather_output, rowwise, rowwise_split_input, "
+                                 "embedding_rowwise, embedding_colwise, packed_colwise, replicate, "
+                                 "replicated_with_grad_allreduce, sequence_parallel, grouped_gemm, ep_router "
+                                 "or moe_tp_experts)"));
+      }
+      t.rules.push_back({std::string(Str(m->name)), *style, Pointer()});
+    }
+    doc_.templates.push_back(std::move(t));
+  }
+  return true;
+}
+
+// Overrides are final-plan layouts (params required), one per FQN.
+bool Parser::ParseOverrides(const Value& v) {
+  if (!ExpectObject(v) || !CheckUniqueKeys(v)) return false;
+  for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
+    At at(*this, Str(m->name));
+    FqnLayout entry{doc_.names.Intern(Str(m->name)), {}};
+    if (!ParseLayout(m->value, /*in_plan=*/true, entry.layout)) return false;
+    doc_.overrides.push_back(std::move(entry));
   }
   return true;
 }

@@ -163,5 +163,46 @@ TEST(ParseTest, JsonPointerTokensAreEscaped) {
   EXPECT_EQ(*Invalid(Edit("\"tp\": 4", "\"t/p\": 0")).pointer, "/mesh/t~1p");
 }
 
+TEST(ParseTest, TemplatesAndOverridesParse) {
+  const std::string json = Edit(R"J("providers")J", R"J("templates": [
+      {"axis": "tp", "prefix": "model", "rules": {"layers.*.q_proj": "colwise", "lm_head.weight": "rowwise"}},
+      {"axis": "dp", "rules": {}}],
+    "overrides": {"": {"params": {"weight": {"tp": "R"}}, "in_src": {}, "in_dst": {}}},
+    "providers")J");
+  ParsedDocument parsed = ParseDocument(json, Limits{});
+  ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
+  const Document& doc = *parsed.document;
+  ASSERT_EQ(doc.templates.size(), 2u);
+  EXPECT_EQ(doc.Name(doc.templates[0].axis), "tp");
+  EXPECT_EQ(doc.templates[0].prefix, "model");
+  ASSERT_EQ(doc.templates[0].rules.size(), 2u);
+  EXPECT_EQ(doc.templates[0].rules[1].pattern, "lm_head.weight");
+  EXPECT_EQ(doc.templates[0].rules[1].style, Style::kRowwise);
+  EXPECT_EQ(doc.templates[0].rules[0].pointer, "/templates/0/rules/layers.*.q_proj");
+  EXPECT_EQ(doc.templates[1].prefix, "");
+  ASSERT_EQ(doc.overrides.size(), 1u);
+  EXPECT_EQ(doc.overrides[0].layout.pointer, "/overrides/");
+}
+
+TEST(ParseTest, TemplateMistakesAreInvalidDocuments) {
+  auto with = [](std::string_view templates) {
+    return Invalid(Edit(R"J("providers")J", std::string(templates) + R"J(, "providers")J"));
+  };
+  Diagnostic d = with(R"J("templates": [{"axis": "pp", "rules": {}}])J");
+  EXPECT_EQ(d.message, "template axis 'pp' is not a mesh axis (at /templates/0/axis)");
+  d = with(R"J("templates": [{"axis": "tp", "rules": {"a.*": "Colwise"}}])J");
+  EXPECT_EQ(d.pointer, "/templates/0/rules/a.*");
+  EXPECT_NE(d.message.find("unknown template style 'Colwise'"), std::string::npos) << d.message;
+  d = with(R"J("templates": [{"axis": "tp", "rules": {"": "colwise"}}])J");
+  EXPECT_NE(d.message.find("must not be empty"), std::string::npos) << d.message;
+  d = with(R"J("templates": [{"axis": "tp"}])J");
+  EXPECT_NE(d.message.find("missing required key 'rules'"), std::string::npos) << d.message;
+  d = with(R"J("overrides": {"": {"in_src": {}, "in_dst": {}}})J");
+  EXPECT_EQ(d.pointer, "/overrides//params");
+  d = with(R"J("plan": {"modules": {}}, "templates": [])J");
+  EXPECT_NE(d.message.find("not both"), std::string::npos) << d.message;
+  EXPECT_EQ(d.pointer, "/templates");
+}
+
 }  // namespace
 }  // namespace shardplan
