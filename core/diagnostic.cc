@@ -1,5 +1,6 @@
 #include "core/diagnostic.h"
 
+#include <algorithm>
 #include <iterator>
 
 namespace shardplan {
@@ -20,6 +21,11 @@ Diagnostic& DiagnosticSink::Error(std::string_view code, std::string message) {
   diagnostics_.push_back(
       Diagnostic{std::string(code), Severity::kError, std::move(message), {}, {}, {}});
   return diagnostics_.back();
+}
+
+bool DiagnosticSink::has_errors() const {
+  return std::any_of(diagnostics_.begin(), diagnostics_.end(),
+                     [](const Diagnostic& d) { return d.severity == Severity::kError; });
 }
 
 void DiagnosticSink::Append(DiagnosticSink&& other) {

@@ -30,13 +30,16 @@ struct Diagnostic {
 // Collects diagnostics in evaluation order.
 class DiagnosticSink {
  public:
-  // Appends an error and returns it so that callers can fill optional fields.
+  // Appends an error and returns it so that callers can fill optional fields
+  // (and lower its severity).
   Diagnostic& Error(std::string_view code, std::string message);
 
   // Appends every diagnostic of `other`, in order.
   void Append(DiagnosticSink&& other);
 
-  bool has_errors() const { return !diagnostics_.empty(); }
+  // Whether some diagnostic is an error (warnings and infos do not fail a
+  // document).
+  bool has_errors() const;
   std::vector<Diagnostic> Take() { return std::move(diagnostics_); }
 
  private:
