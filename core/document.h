@@ -84,6 +84,7 @@ struct Module {
   NameId type = kNoName;
   std::vector<NameId> forward;  // names, without the '*' / '**' markers
   bool var_keyword = false;     // forward has a **kwargs parameter
+  NameId first_input = kNoName;  // the first forward name without a marker
   std::vector<std::pair<NameId, ModuleId>> children;
   std::vector<std::pair<NameId, ParamId>> params;
   std::optional<ParallelSpec> parallel;

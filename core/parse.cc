@@ -634,6 +634,8 @@ bool Parser::ParseForward(const Value& v, Module& module) {
       module.var_keyword = true;
     } else if (name.substr(0, 1) == "*") {
       name.remove_prefix(1);
+    } else if (module.first_input == kNoName) {
+      module.first_input = doc_.names.Intern(name);
     }
     module.forward.push_back(doc_.names.Intern(name));
   }

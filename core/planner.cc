@@ -1,0 +1,270 @@
+#include "core/planner.h"
+
+#include <optional>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/messages.h"
+#include "core/parse.h"
+#include "core/pyrepr.h"
+#include "core/styles.h"
+#include "core/templates.h"
+
+namespace shardplan {
+
+namespace {
+
+std::string_view KindName(OwnerKind kind) {
+  switch (kind) {
+    case OwnerKind::kModel: return "owned:model";
+    case OwnerKind::kFamily: return "owned:family";
+    case OwnerKind::kNative: return "owned:native";
+  }
+  return "owned";
+}
+
+Layout Reduced(const Owner& owner) {
+  Layout layout = *owner.layout;
+  if (layout.params && !owner.dropped.empty()) {
+    PlacementMap kept;
+    size_t next = 0;
+    for (size_t i = 0; i < layout.params->size(); ++i) {
+      if (next < owner.dropped.size() && owner.dropped[next] == i) {
+        ++next;
+        continue;
+      }
+      kept.push_back((*layout.params)[i]);
+    }
+    layout.params = std::move(kept);
+  }
+  if (!layout.out_names && owner.derived_out_names) layout.out_names = owner.derived_out_names;
+  return layout;
+}
+
+PlacementEntry& EntryNamed(PlacementMap& map, NameId name) {
+  for (PlacementEntry& e : map) {
+    if (e.name == name) return e;
+  }
+  return map.emplace_back(PlacementEntry{name, {}});
+}
+
+// Builds the template entries: one per module path, in order of first
+// contribution.
+class TemplatePlanner {
+ public:
+  TemplatePlanner(Document& doc, const ModuleTree& tree, DiagnosticSink& sink)
+      : doc_(doc), tree_(tree), sink_(sink), output_(doc.names.Intern("output")),
+        weight_(doc.names.Intern("weight")), bias_(doc.names.Intern("bias")) {}
+
+  // Marks the paths inside some owner's subtree (owners are module
+  // identities: every path of an owning module counts).
+  void MarkOwned(const std::vector<const Owner*>& owners) {
+    owned_.assign(tree_.size(), false);
+    std::vector<bool> owning(doc_.modules.size(), false);
+    for (const Owner* o : owners) owning[o->module] = true;
+    for (PathId p = 0; p < tree_.size(); ++p) {
+      owned_[p] = owning[tree_.module(p)] || (p != 0 && owned_[tree_.parent(p)]);
+    }
+  }
+
+  void Apply(const Template& t, const TemplateRule& rule) {
+    const TemplatePattern pattern(t.prefix, rule.pattern);
+    const std::string provenance = absl::StrCat("template:", doc_.Name(t.axis), ":", rule.pattern);
+    bool matched = false;
+    for (PathId p = 0; p < tree_.size(); ++p) {
+      if (!pattern.Matches(tree_.fqn(p))) continue;
+      matched = true;
+      if (Skipped(p, rule, tree_.fqn(p))) continue;
+      const Module& module = doc_.modules[tree_.module(p)];
+      const StylePlacements style = PlacementsOf(rule.style, module.type != kNoName && doc_.Name(module.type) == "Embedding");
+      Entry& entry = EntryFor(p, provenance);
+      for (const auto& [name, slot] : module.params) {
+        if (name == weight_ && style.weight) Place(entry, p, rule, name, *style.weight, t.axis);
+        if (name == bias_ && style.bias) Place(entry, p, rule, name, *style.bias, t.axis);
+      }
+      if (style.in && module.first_input != kNoName) {
+        PlacePort(p, rule, "in_src", *entry.layout.in_src, module.first_input, style.in->first, t.axis);
+        PlacePort(p, rule, "in_dst", *entry.layout.in_dst, module.first_input, style.in->second, t.axis);
+      }
+      if (style.out) {
+        if (!entry.layout.out_src) entry.layout.out_src.emplace();
+        if (!entry.layout.out_dst) entry.layout.out_dst.emplace();
+        PlacePort(p, rule, "out_src", *entry.layout.out_src, output_, style.out->first, t.axis);
+        PlacePort(p, rule, "out_dst", *entry.layout.out_dst, output_, style.out->second, t.axis);
+      }
+    }
+    for (PathId p = 0; p < tree_.size(); ++p) {
+      const Module& module = doc_.modules[tree_.module(p)];
+      for (const auto& [name, slot] : module.params) {
+        const std::string full = tree_.FullName({p, name});
+        if (!pattern.Matches(full)) continue;
+        matched = true;
+        if (Skipped(p, rule, full)) continue;
+        const std::optional<Placement> weight = PlacementsOf(rule.style, false).weight;
+        if (!weight) continue;
+        Place(EntryFor(p, provenance), p, rule, name, *weight, t.axis);
+      }
+    }
+    if (!matched) {
+      Diagnostic& d = sink_.Error("unused-template-rule",
+                                  absl::StrCat("template rule ", PyRepr(rule.pattern), " (", StyleName(rule.style),
+                                               " on ", PyRepr(doc_.Name(t.axis)), ") matched no module or parameter"));
+      d.severity = Severity::kWarning;
+      d.pointer = rule.pointer;
+    }
+  }
+
+  BuiltPlan Take(BuiltPlan plan) {
+    for (Entry& e : entries_) {
+      plan.entries.push_back({doc_.names.Intern(tree_.fqn(e.path)), std::move(e.layout)});
+      plan.provenance.push_back(std::move(e.provenance));
+    }
+    return plan;
+  }
+
+ private:
+  struct Entry {
+    PathId path;
+    Layout layout;
+    std::vector<std::string> provenance;
+  };
+
+  bool Skipped(PathId p, const TemplateRule& rule, std::string_view what) {
+    if (!owned_[p]) return false;
+    Diagnostic& d = sink_.Error("template-skipped-owned",
+                                absl::StrCat("template rule ", PyRepr(rule.pattern), " matches ", PyRepr(what),
+                                             ", whose layout a module owns: templates never override it"));
+    d.severity = Severity::kWarning;
+    d.fqn = std::string(tree_.fqn(p));
+    d.pointer = rule.pointer;
+    return true;
+  }
+
+  Entry& EntryFor(PathId p, const std::string& provenance) {
+    auto [it, added] = index_.try_emplace(p, entries_.size());
+    if (added) {
+      Entry& e = entries_.emplace_back(Entry{p, {}, {}});
+      e.layout.params.emplace();
+      e.layout.in_src.emplace();
+      e.layout.in_dst.emplace();
+    }
+    Entry& e = entries_[it->second];
+    if (e.provenance.empty() || e.provenance.back() != provenance) e.provenance.push_back(provenance);
+    return e;
+  }
+
+  // Sets `name`'s placement on `axis` in `map`, or reports the conflict.
+  bool Set(PlacementMap& map, NameId name, NameId axis, const Placement& placement) {
+    PlacementEntry& e = EntryNamed(map, name);
+    for (const AxisPlacement& a : e.placements) {
+      if (a.axis == axis) return false;
+    }
+    e.placements.push_back({axis, placement});
+    return true;
+  }
+
+  void Conflict(PathId p, const TemplateRule& rule, std::string what, NameId axis) {
+    Diagnostic& d = sink_.Error("template-conflict", absl::StrCat("templates place ", what, " twice on axis ",
+                                                                  PyRepr(doc_.Name(axis)), " (rule ",
+                                                                  PyRepr(rule.pattern), ")"));
+    d.fqn = std::string(tree_.fqn(p));
+    d.pointer = rule.pointer;
+  }
+
+  void Place(Entry& entry, PathId p, const TemplateRule& rule, NameId name, const Placement& placement,
+             NameId axis) {
+    if (!Set(*entry.layout.params, name, axis, placement)) {
+      Conflict(p, rule, absl::StrCat("parameter ", PyRepr(tree_.FullName({p, name}))), axis);
+    }
+  }
+
+  void PlacePort(PathId p, const TemplateRule& rule, std::string_view port, PlacementMap& map, NameId name,
+                 const Placement& placement, NameId axis) {
+    if (!Set(map, name, axis, placement)) {
+      Conflict(p, rule, absl::StrCat(port, " ", PyRepr(doc_.Name(name)), " of ", PyRepr(tree_.fqn(p))), axis);
+    }
+  }
+
+  Document& doc_;
+  const ModuleTree& tree_;
+  DiagnosticSink& sink_;
+  const NameId output_, weight_, bias_;
+  std::vector<bool> owned_;
+  std::vector<Entry> entries_;
+  absl::flat_hash_map<PathId, size_t> index_;
+};
+
+}  // namespace
+
+BuiltPlan BuildPlan(Document& doc, const ModuleTree& tree, const std::vector<const Owner*>& owners,
+                    DiagnosticSink& sink) {
+  BuiltPlan plan;
+  for (const Owner* o : owners) {
+    plan.entries.push_back({doc.names.Intern(tree.fqn(o->path)), Reduced(*o)});
+    plan.provenance.push_back({std::string(KindName(o->kind))});
+  }
+  TemplatePlanner templates(doc, tree, sink);
+  templates.MarkOwned(owners);
+  for (const Template& t : doc.templates) {
+    for (const TemplateRule& rule : t.rules) templates.Apply(t, rule);
+  }
+  plan = templates.Take(std::move(plan));
+  absl::flat_hash_map<NameId, size_t> by_fqn;
+  for (size_t i = 0; i < plan.entries.size(); ++i) by_fqn.emplace(plan.entries[i].fqn, i);
+  for (const FqnLayout& o : doc.overrides) {
+    auto [it, added] = by_fqn.try_emplace(o.fqn, plan.entries.size());
+    if (added) {
+      plan.entries.push_back(o);
+      plan.provenance.push_back({"override"});
+    } else {
+      plan.entries[it->second].layout = o.layout;
+      plan.provenance[it->second] = {"override"};
+    }
+  }
+  return plan;
+}
+
+std::vector<const NamedPlacements*> PlacementsByParameter(const ModuleTree& tree,
+                                                          const std::vector<FqnLayout>& plan) {
+  const Document& doc = tree.doc();
+  std::vector<const NamedPlacements*> out(doc.parameters.size(), nullptr);
+  for (const FqnLayout& entry : plan) {
+    const PathId path = tree.Resolve(doc.Name(entry.fqn));
+    if (path == kNoPath || !entry.layout.params) continue;
+    for (const PlacementEntry& e : *entry.layout.params) {
+      const ModuleTree::ParamRef ref = tree.ResolveParameter(path, doc.Name(e.name));
+      if (ref.module_path != kNoPath && out[ref.param] == nullptr) out[ref.param] = &e.placements;
+    }
+  }
+  return out;
+}
+
+void ReportUnplanned(const ModuleTree& tree, const std::vector<FqnLayout>& plan, DiagnosticSink& sink) {
+  const std::vector<const NamedPlacements*> placed = PlacementsByParameter(tree, plan);
+  const Document& doc = tree.doc();
+  std::vector<bool> seen(doc.parameters.size(), false);
+  size_t count = 0;
+  std::vector<std::string> first;
+  constexpr size_t kNamed = 5;
+  for (PathId p = 0; p < tree.size(); ++p) {
+    for (const auto& [name, param] : doc.modules[tree.module(p)].params) {
+      if (placed[param] != nullptr || seen[param]) continue;
+      seen[param] = true;
+      ++count;
+      if (first.size() < kNamed) first.push_back(tree.FullName({p, name}));
+    }
+  }
+  if (count == 0) return;
+  Diagnostic& d = sink.Error(
+      "unplanned-parameters",
+      absl::StrCat(count,
+                   count == 1 ? " parameter is declared by no plan entry and stays replicated: "
+                              : " parameters are declared by no plan entry and stay replicated: ",
+                   absl::StrJoin(first, ", "),
+                   count > first.size() ? absl::StrCat(" and ", count - first.size(), " more") : ""));
+  d.severity = Severity::kInfo;
+}
+
+}  // namespace shardplan

@@ -1,0 +1,145 @@
+// Building the final plan from owners, templates and overrides.
+#include "core/planner.h"
+
+#include <string>
+
+#include "core/claims.h"
+#include "core/collect.h"
+#include "core/parse.h"
+#include "gtest/gtest.h"
+
+namespace shardplan {
+namespace {
+
+// A two-layer model: attention (a family owner), an MLP, a tied embedding
+// and head; `extra` adds templates/overrides/providers at the top level.
+std::string Doc(std::string_view extra) {
+  return absl::StrCat(R"J({
+  "schema": "shardplan.v1", "mesh": {"dp": 2, "tp": 4},
+  "parameters": {"emb": {"shape": [128, 16]}, "q": {"shape": [16, 16]}, "up": {"shape": [64, 16]},
+                 "up_b": {"shape": [64]}, "down": {"shape": [16, 64]}},
+  "root": "model",
+  "modules": {
+    "model": {"children": {"embed": "embed", "layers": "layers", "lm_head": "head"}},
+    "embed": {"type": "Embedding", "forward": ["input"], "params": {"weight": "emb"}},
+    "head": {"type": "Linear", "forward": ["input"], "params": {"weight": "emb"}},
+    "layers": {"children": {"0": "layer"}},
+    "layer": {"children": {"attn": "attn", "mlp": "mlp"}},
+    "attn": {"forward": ["*args", "hidden"], "params": {"q": "q"},
+             "family": {"sharding": {"params": {"q": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}}}},
+    "mlp": {"children": {"up_proj": "up", "down_proj": "down"}},
+    "up": {"type": "Linear", "forward": ["x"], "params": {"weight": "up", "bias": "up_b"}},
+    "down": {"type": "Linear", "forward": ["x"], "params": {"weight": "down"}}
+  })J", extra, "}");
+}
+
+struct Planned {
+  std::unique_ptr<Document> doc;
+  std::unique_ptr<ModuleTree> tree;
+  BuiltPlan plan;
+  std::vector<Diagnostic> diagnostics;
+
+  std::string Entry(std::string_view fqn) const {
+    for (size_t i = 0; i < plan.entries.size(); ++i) {
+      if (doc->Name(plan.entries[i].fqn) != fqn) continue;
+      const Layout& l = plan.entries[i].layout;
+      std::string out;
+      auto map = [&](std::string_view key, const std::optional<PlacementMap>& m) {
+        if (!m) return;
+        absl::StrAppend(&out, key, "{");
+        for (const PlacementEntry& e : *m) {
+          absl::StrAppend(&out, doc->Name(e.name), ":");
+          for (const AxisPlacement& a : e.placements) {
+            absl::StrAppend(&out, doc->Name(a.axis), "=", FormatPlacement(a.placement), ";");
+          }
+        }
+        absl::StrAppend(&out, "} ");
+      };
+      map("params", l.params);
+      map("in_src", l.in_src);
+      map("in_dst", l.in_dst);
+      map("out_src", l.out_src);
+      map("out_dst", l.out_dst);
+      absl::StrAppend(&out, "<-");
+      for (const std::string& p : plan.provenance[i]) absl::StrAppend(&out, " ", p);
+      return out;
+    }
+    return "<none>";
+  }
+  std::vector<std::string> Codes() const {
+    std::vector<std::string> out;
+    for (const Diagnostic& d : diagnostics) out.push_back(absl::StrCat(SeverityName(d.severity), ":", d.code));
+    return out;
+  }
+};
+
+Planned Plan(std::string_view extra) {
+  Planned out;
+  ParsedDocument parsed = ParseDocument(Doc(extra), {});
+  EXPECT_FALSE(parsed.error.has_value()) << parsed.error->message;
+  out.doc = std::move(parsed.document);
+  out.tree = std::make_unique<ModuleTree>(*out.doc);
+  Owners owners(out.doc->modules.size());
+  DiagnosticSink sink;
+  CollectOwners(*out.tree, owners, sink);
+  AssignParameters(*out.tree, owners, /*check_omissions=*/true, sink);
+  const std::vector<Owner*> entries = owners.InOrder();
+  out.plan = BuildPlan(*out.doc, *out.tree, {entries.begin(), entries.end()}, sink);
+  ReportUnplanned(*out.tree, out.plan.entries, sink);
+  out.diagnostics = sink.Take();
+  return out;
+}
+
+TEST(PlannerTest, OwnersEnterFirstThenTemplatesOnTheRest) {
+  Planned p = Plan(R"J(, "templates": [{"axis": "tp", "prefix": "layers", "rules": {
+      "*.mlp.up_proj": "colwise", "*.mlp.down_proj": "rowwise", "*.attn": "colwise"}}])J");
+  ASSERT_EQ(p.plan.entries.size(), 3u);
+  EXPECT_EQ(p.Entry("layers.0.attn"), "params{q:tp=S(0);} in_src{} in_dst{} <- owned:family");
+  EXPECT_EQ(p.Entry("layers.0.mlp.up_proj"),
+            "params{weight:tp=S(-2);bias:tp=S(-1);} in_src{x:tp=R;} in_dst{x:tp=R;} out_src{output:tp=S(-1);} "
+            "out_dst{output:tp=S(-1);} <- template:tp:*.mlp.up_proj");
+  EXPECT_EQ(p.Entry("layers.0.mlp.down_proj"),
+            "params{weight:tp=S(-1);} in_src{x:tp=S(-1);} in_dst{x:tp=S(-1);} out_src{output:tp=P;} "
+            "out_dst{output:tp=R;} <- template:tp:*.mlp.down_proj");
+  // The rule on the owned attention is skipped with a warning; the tied
+  // embedding is left unplanned (an info).
+  EXPECT_EQ(p.Codes(), (std::vector<std::string>{"warning:template-skipped-owned", "info:unplanned-parameters"}));
+  EXPECT_EQ(p.diagnostics[0].fqn, "layers.0.attn");
+  EXPECT_EQ(p.diagnostics[0].pointer, "/templates/0/rules/*.attn");
+  EXPECT_EQ(p.diagnostics[1].message, "1 parameter is declared by no plan entry and stays replicated: embed.weight");
+}
+
+TEST(PlannerTest, EmbeddingVariantsParameterRulesAndMerging) {
+  Planned p = Plan(R"J(, "templates": [
+      {"axis": "tp", "rules": {"embed": "colwise", "layers.*.mlp.up_proj.bias": "grouped_gemm"}},
+      {"axis": "dp", "rules": {"embed": "replicate", "lm_head.weight": "rowwise"}}])J");
+  // Embedding colwise shards the hidden dim; the dp template merges in.
+  EXPECT_EQ(p.Entry("embed"),
+            "params{weight:tp=S(-1);dp=R;} in_src{input:tp=R;} in_dst{input:tp=R;} out_src{output:tp=S(-1);} "
+            "out_dst{output:tp=S(-1);} <- template:tp:embed template:dp:embed");
+  // A parameter rule places that parameter only (the style's weight
+  // placement), in the entry of the module registering it.
+  EXPECT_EQ(p.Entry("layers.0.mlp.up_proj"), "params{bias:tp=S(0);} in_src{} in_dst{} <- template:tp:layers.*.mlp.up_proj.bias");
+  EXPECT_EQ(p.Entry("lm_head"), "params{weight:dp=S(-1);} in_src{} in_dst{} <- template:dp:lm_head.weight");
+}
+
+TEST(PlannerTest, ConflictsUnusedRulesAndOverrides) {
+  Planned p = Plan(R"J(, "templates": [
+      {"axis": "tp", "rules": {"lm_head": "colwise", "nothing.here": "rowwise"}},
+      {"axis": "tp", "rules": {"lm_head": "rowwise"}}],
+    "overrides": {"lm_head": {"params": {"weight": {"tp": "R"}}, "in_src": {}, "in_dst": {}},
+                  "layers.0.mlp.down_proj": {"params": {}, "in_src": {}, "in_dst": {}}})J");
+  // rowwise over colwise on lm_head: the weight and all four ports conflict.
+  EXPECT_EQ(p.Codes(), (std::vector<std::string>{"warning:unused-template-rule", "error:template-conflict",
+                                                 "error:template-conflict", "error:template-conflict",
+                                                 "error:template-conflict", "error:template-conflict",
+                                                 "info:unplanned-parameters"}));
+  EXPECT_EQ(p.diagnostics[0].pointer, "/templates/0/rules/nothing.here");
+  EXPECT_EQ(p.diagnostics[1].message, "templates place parameter 'lm_head.weight' twice on axis 'tp' (rule 'lm_head')");
+  // Overrides replace the entry whole (provenance too) or are appended.
+  EXPECT_EQ(p.Entry("lm_head"), "params{weight:tp=R;} in_src{} in_dst{} <- override");
+  EXPECT_EQ(p.Entry("layers.0.mlp.down_proj"), "params{} in_src{} in_dst{} <- override");
+}
+
+}  // namespace
+}  // namespace shardplan
