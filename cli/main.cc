@@ -1,9 +1,11 @@
 // shardplan: check sharding plans from the command line.
 //
 //   shardplan check [--format text|json] [--max-paths N] [--threads N] DOC...
+//   shardplan plan  [--format text|json] [--max-paths N] [--threads N] DOC...
 //
 // Exit status: 0 when no document has an error, 1 when one has, 2 for usage
 // errors and unreadable files.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -21,9 +23,13 @@ namespace {
 
 constexpr std::string_view kUsage =
     "usage: shardplan check [--format text|json] [--max-paths N] [--threads N] DOC...\n"
+    "       shardplan plan  [--format text|json] [--max-paths N] [--threads N] DOC...\n"
     "\n"
-    "Checks module-owned sharding layouts of shardplan.v1 documents and reports\n"
-    "every problem at once. DOC may be '-' for standard input.\n"
+    "check: checks module-owned sharding layouts of shardplan.v1 documents (and a\n"
+    "final plan when the document has one) and reports every problem at once.\n"
+    "plan: also makes the final plan from the owners, the document's templates and\n"
+    "overrides, checks it and its shapes, and reports per-device memory and the\n"
+    "collectives it implies. DOC may be '-' for standard input.\n"
     "\n"
     "  --format text   compiler-style diagnostics and a summary line (default)\n"
     "  --format json   the result object, one JSON object per line per document\n"
@@ -76,6 +82,81 @@ bool ReadFile(const std::string& path, std::string& out, std::string& error) {
   return ok;
 }
 
+std::string Bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int u = 0;
+  while (b >= 1024 && u < 5) {
+    b /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.2f %s", b, units[u]);
+  return buf;
+}
+
+// Per-device memory (min / mean / max and a histogram over devices), the
+// collectives per axis, and the plan as a table.
+void PrintPlan(const shardplan::Result& result) {
+  const shardplan::PlanOutput& plan = *result.planned;
+  const shardplan::Document& doc = *result.document;
+  if (plan.memory) {
+    const shardplan::MemoryReport& m = *plan.memory;
+    std::cout << "memory per device (" << m.devices << (m.devices == 1 ? " device" : " devices")
+              << "): min " << Bytes(static_cast<double>(m.min_bytes)) << ", mean " << Bytes(m.mean_bytes)
+              << ", max " << Bytes(static_cast<double>(m.max_bytes)) << " (device " << m.max_device
+              << "); unsharded " << Bytes(static_cast<double>(m.unsharded_bytes)) << "\n";
+    if (m.per_device_bytes && m.max_bytes > m.min_bytes) {
+      constexpr int kBins = 8, kWidth = 40;
+      std::vector<uint64_t> bins(kBins, 0);
+      const double span = static_cast<double>(m.max_bytes - m.min_bytes);
+      for (uint64_t b : *m.per_device_bytes) {
+        const int bin = std::min(kBins - 1, static_cast<int>(static_cast<double>(b - m.min_bytes) / span * kBins));
+        ++bins[bin];
+      }
+      const uint64_t most = *std::max_element(bins.begin(), bins.end());
+      for (int i = 0; i < kBins; ++i) {
+        const double lo = static_cast<double>(m.min_bytes) + span * i / kBins;
+        char label[64];
+        std::snprintf(label, sizeof label, "  %12s .. ", Bytes(lo).c_str());
+        std::cout << label << std::string(static_cast<size_t>(bins[i] * kWidth / most), '#') << " " << bins[i]
+                  << "\n";
+      }
+    }
+  } else {
+    std::cout << "memory per device: not computed (more than " << shardplan::kMaxMemoryDevices << " devices)\n";
+  }
+  if (plan.communication.counts.empty()) {
+    std::cout << "collectives: none\n";
+  } else {
+    std::cout << "collectives:";
+    for (const shardplan::CollectiveCount& c : plan.communication.counts) {
+      std::cout << " " << shardplan::CollectiveName(c.collective) << "@" << doc.Name(c.axis) << " x" << c.count;
+    }
+    std::cout << "\n";
+  }
+  std::cout << "plan:\n";
+  for (size_t i = 0; i < plan.entries.size(); ++i) {
+    const shardplan::FqnLayout& e = plan.entries[i];
+    std::string fqn(doc.Name(e.fqn));
+    if (fqn.empty()) fqn = "(root)";
+    std::string provenance;
+    for (const std::string& p : plan.provenance[i]) absl::StrAppend(&provenance, provenance.empty() ? "" : ", ", p);
+    if (!e.layout.params || e.layout.params->empty()) {
+      std::cout << "  " << fqn << "  (no parameters)  [" << provenance << "]\n";
+      continue;
+    }
+    for (const shardplan::PlacementEntry& p : *e.layout.params) {
+      std::string placements;
+      for (const shardplan::AxisPlacement& a : p.placements) {
+        absl::StrAppend(&placements, placements.empty() ? "" : " ", doc.Name(a.axis), "=",
+                        shardplan::FormatPlacement(a.placement));
+      }
+      std::cout << "  " << fqn << "  " << doc.Name(p.name) << "  " << (placements.empty() ? "-" : placements)
+                << "  [" << provenance << "]\n";
+    }
+  }
+}
+
 void PrintText(const std::string& path, const shardplan::Result& result) {
   size_t errors = 0, warnings = 0;
   for (const shardplan::Diagnostic& d : result.diagnostics) {
@@ -100,6 +181,7 @@ void PrintText(const std::string& path, const shardplan::Result& result) {
     if (warnings > 0) std::cout << ", " << warnings << (warnings == 1 ? " warning" : " warnings");
   }
   std::cout << "\n";
+  if (result.planned) PrintPlan(result);
 }
 
 // Matches `--name VALUE` (advancing i) or `--name=VALUE`; a missing value
@@ -117,7 +199,8 @@ bool OptionValue(const std::vector<std::string>& args, size_t& i, std::string_vi
   return false;
 }
 
-int RunCheck(const std::vector<std::string>& args) {
+// `check` or `plan` (the same options).
+int Run(bool plan, const std::vector<std::string>& args) {
   std::string format = "text";
   shardplan::CheckOptions options;
   std::vector<std::string> docs;
@@ -157,7 +240,8 @@ int RunCheck(const std::vector<std::string>& args) {
       status = 2;
       continue;
     }
-    absl::StatusOr<shardplan::Result> result = shardplan::Check(text, options);
+    absl::StatusOr<shardplan::Result> result =
+        plan ? shardplan::Plan(text, options) : shardplan::Check(text, options);
     if (!result.ok()) {
       std::cerr << "shardplan: " << result.status().message() << "\n";
       status = 2;
@@ -184,6 +268,6 @@ int main(int argc, char** argv) {
     std::cout << kUsage;
     return 0;
   }
-  if (args[0] == "check") return RunCheck({args.begin() + 1, args.end()});
+  if (args[0] == "check" || args[0] == "plan") return Run(args[0] == "plan", {args.begin() + 1, args.end()});
   return Usage(absl::StrCat("unknown command '", args[0], "'"));
 }

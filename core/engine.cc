@@ -11,45 +11,92 @@
 #include "core/owners.h"
 #include "core/parallel.h"
 #include "core/plan_check.h"
+#include "core/planner.h"
+#include "core/shapes.h"
 
 namespace shardplan {
 
 namespace {
 
+// The ownership stages shared by check and plan (spec section 4).
+struct Ownership {
+  explicit Ownership(const ModuleTree& tree) : owners(tree.doc().modules.size()) {}
+  Owners owners;
+  Claims claims;
+};
+
+void CheckOwnership(const ModuleTree& tree, Ownership& o, DiagnosticSink& sink) {
+  const bool all_added = CollectOwners(tree, o.owners, sink);
+  CheckNesting(tree, o.owners, sink);
+  CheckOwners(tree, o.owners, sink);
+  o.claims = AssignParameters(tree, o.owners, /*check_omissions=*/all_added, sink);
+}
+
+// Fills result.owned from a successful ownership check (moves out of it).
+void FillOwned(const ModuleTree& tree, Ownership& o, Result& result) {
+  const std::vector<Owner*> entries = o.owners.InOrder();
+  Owned& owned = result.owned.emplace();
+  owned.entries.reserve(entries.size());
+  for (Owner* e : entries) {
+    owned.entries.push_back(
+        {std::string(tree.fqn(e->path)), e->kind, e->layout, e->parallel, std::move(e->derived_out_names),
+         std::move(e->dropped), std::move(e->required)});
+  }
+  owned.owned_params = std::move(o.claims.owned_params);
+  for (ParamId p = 0; p < o.claims.expected.size(); ++p) {
+    if (o.claims.expected[p]) owned.expected.push_back(p);
+  }
+  owned.aliases = std::move(o.claims.aliases);
+}
+
 Result CheckDocument(std::shared_ptr<const Document> doc) {
   Result result;
   result.document = doc;
-
-  auto shared_tree = std::make_shared<const ModuleTree>(*doc);
-  result.tree = shared_tree;
-  const ModuleTree& tree = *shared_tree;
-  Owners owners(doc->modules.size());
+  auto tree = std::make_shared<const ModuleTree>(*doc);
+  result.tree = tree;
+  Ownership o(*tree);
   DiagnosticSink sink;
-  const bool all_added = CollectOwners(tree, owners, sink);
-  CheckNesting(tree, owners, sink);
-  CheckOwners(tree, owners, sink);
-  Claims claims = AssignParameters(tree, owners, /*check_omissions=*/all_added, sink);
-  const std::vector<Owner*> entries = owners.InOrder();
-  if (!sink.has_errors() && doc->plan && !entries.empty()) {
-    ValidatePlan(tree, owners, claims, *doc->plan, sink);
+  CheckOwnership(*tree, o, sink);
+  if (!sink.has_errors() && doc->plan && !o.owners.InOrder().empty()) {
+    ValidatePlan(*tree, o.owners, o.claims, *doc->plan, sink);
+    // Shape findings are warnings here: check keeps the reference's verdict.
+    if (!sink.has_errors()) CheckShapes(*doc, DeclarationsOf(*tree, *doc->plan), /*out_of_range_is_error=*/false, sink);
   }
-
   result.ok = !sink.has_errors();
   result.diagnostics = sink.Take();
-  if (!result.ok) return result;
+  if (result.ok) FillOwned(*tree, o, result);
+  return result;
+}
 
-  Owned& owned = result.owned.emplace();
-  owned.entries.reserve(entries.size());
-  for (Owner* o : entries) {
-    owned.entries.push_back(
-        {std::string(tree.fqn(o->path)), o->kind, o->layout, o->parallel, std::move(o->derived_out_names),
-         std::move(o->dropped), std::move(o->required)});
+// `doc` is the only reference to a freshly parsed document: the plan interns
+// the names it creates into it.
+Result PlanDocument(std::unique_ptr<Document> parsed) {
+  Document& doc = *parsed;
+  Result result;
+  result.document = std::shared_ptr<const Document>(std::move(parsed));
+  auto tree = std::make_shared<const ModuleTree>(doc);
+  result.tree = tree;
+  Ownership o(*tree);
+  DiagnosticSink sink;
+  CheckOwnership(*tree, o, sink);
+  if (!sink.has_errors()) {
+    const std::vector<Owner*> entries = o.owners.InOrder();
+    BuiltPlan plan = BuildPlan(doc, *tree, {entries.begin(), entries.end()}, sink);
+    if (!sink.has_errors()) ValidatePlan(*tree, o.owners, o.claims, plan.entries, sink);
+    if (!sink.has_errors()) {
+      CheckShapes(doc, DeclarationsOf(*tree, plan.entries, &plan.provenance, plan.packed),
+                  /*out_of_range_is_error=*/true, sink);
+    }
+    ReportUnplanned(*tree, plan.entries, sink);
+    PlanOutput& out = result.planned.emplace();
+    out.memory = ComputeMemory(doc, PlacementsByParameter(*tree, plan.entries));
+    out.communication = ComputeCommunication(doc, plan.entries);
+    out.entries = std::move(plan.entries);
+    out.provenance = std::move(plan.provenance);
   }
-  owned.owned_params = std::move(claims.owned_params);
-  for (ParamId p = 0; p < claims.expected.size(); ++p) {
-    if (claims.expected[p]) owned.expected.push_back(p);
-  }
-  owned.aliases = std::move(claims.aliases);
+  result.ok = !sink.has_errors();
+  result.diagnostics = sink.Take();
+  if (result.ok) FillOwned(*tree, o, result);
   return result;
 }
 
@@ -73,6 +120,23 @@ absl::StatusOr<Result> Check(std::string_view json, const CheckOptions& options)
       return result;
     }
     return CheckDocument(std::move(parsed.document));
+  });
+}
+
+absl::StatusOr<Result> Plan(std::string_view json, const CheckOptions& options) {
+  if (options.limits.max_paths == 0 || options.limits.max_fqn_bytes == 0 || options.limits.max_json_depth < 1) {
+    return absl::InvalidArgumentError("limits must be positive");
+  }
+  if (absl::Status s = ValidateThreads(options.threads); !s.ok()) return s;
+  return WithThreads(options.threads, [&]() -> Result {
+    ParsedDocument parsed = ParseDocument(json, options.limits);
+    if (parsed.error) {
+      Result result;
+      result.diagnostics.push_back(std::move(*parsed.error));
+      return result;
+    }
+    if (parsed.document->plan) return CheckDocument(std::move(parsed.document));
+    return PlanDocument(std::move(parsed.document));
   });
 }
 

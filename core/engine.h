@@ -37,6 +37,12 @@ absl::StatusOr<Result> Check(std::string_view json, const CheckOptions& options)
 // checked by several threads at once; `threads` as in CheckOptions.
 absl::StatusOr<Result> CheckParsed(std::shared_ptr<const Document> document, int threads);
 
+// Makes and checks a plan (planner-v1): the ownership checks of Check, then,
+// when they succeed, the final plan from owners, templates and overrides
+// (Result::planned), checked like a document's plan. A document with a
+// `plan` of its own is checked as Check would.
+absl::StatusOr<Result> Plan(std::string_view json, const CheckOptions& options);
+
 }  // namespace shardplan
 
 #endif  // SHARDPLAN_CORE_ENGINE_H_

@@ -1,10 +1,12 @@
 #include "core/planner.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "core/messages.h"
 #include "core/parse.h"
@@ -79,10 +81,14 @@ class TemplatePlanner {
       if (Skipped(p, rule, tree_.fqn(p))) continue;
       const Module& module = doc_.modules[tree_.module(p)];
       const StylePlacements style = PlacementsOf(rule.style, module.type != kNoName && doc_.Name(module.type) == "Embedding");
-      Entry& entry = EntryFor(p, provenance);
+      Entry& entry = EntryFor(p, rule, provenance);
       for (const auto& [name, slot] : module.params) {
-        if (name == weight_ && style.weight) Place(entry, p, rule, name, *style.weight, t.axis);
-        if (name == bias_ && style.bias) Place(entry, p, rule, name, *style.bias, t.axis);
+        const bool weight = name == weight_ && style.weight;
+        const bool bias = name == bias_ && style.bias;
+        if (!weight && !bias) continue;
+        const Placement& placement = weight ? *style.weight : *style.bias;
+        Place(entry, p, rule, name, placement, t.axis);
+        if (rule.style == Style::kPackedColwise) entry.packed.emplace_back(name, placement.dim);
       }
       if (style.in && module.first_input != kNoName) {
         PlacePort(p, rule, "in_src", *entry.layout.in_src, module.first_input, style.in->first, t.axis);
@@ -104,7 +110,7 @@ class TemplatePlanner {
         if (Skipped(p, rule, full)) continue;
         const std::optional<Placement> weight = PlacementsOf(rule.style, false).weight;
         if (!weight) continue;
-        Place(EntryFor(p, provenance), p, rule, name, *weight, t.axis);
+        Place(EntryFor(p, rule, provenance), p, rule, name, *weight, t.axis);
       }
     }
     if (!matched) {
@@ -118,6 +124,7 @@ class TemplatePlanner {
 
   BuiltPlan Take(BuiltPlan plan) {
     for (Entry& e : entries_) {
+      for (const auto& [name, dim] : e.packed) plan.packed.push_back({plan.entries.size(), name, dim});
       plan.entries.push_back({doc_.names.Intern(tree_.fqn(e.path)), std::move(e.layout)});
       plan.provenance.push_back(std::move(e.provenance));
     }
@@ -129,6 +136,7 @@ class TemplatePlanner {
     PathId path;
     Layout layout;
     std::vector<std::string> provenance;
+    std::vector<std::pair<NameId, int32_t>> packed;  // packed_colwise parameters and their fused dim
   };
 
   bool Skipped(PathId p, const TemplateRule& rule, std::string_view what) {
@@ -142,13 +150,14 @@ class TemplatePlanner {
     return true;
   }
 
-  Entry& EntryFor(PathId p, const std::string& provenance) {
+  Entry& EntryFor(PathId p, const TemplateRule& rule, const std::string& provenance) {
     auto [it, added] = index_.try_emplace(p, entries_.size());
     if (added) {
-      Entry& e = entries_.emplace_back(Entry{p, {}, {}});
+      Entry& e = entries_.emplace_back(Entry{p, {}, {}, {}});
       e.layout.params.emplace();
       e.layout.in_src.emplace();
       e.layout.in_dst.emplace();
+      e.layout.pointer = rule.pointer;
     }
     Entry& e = entries_[it->second];
     if (e.provenance.empty() || e.provenance.back() != provenance) e.provenance.push_back(provenance);
@@ -221,9 +230,45 @@ BuiltPlan BuildPlan(Document& doc, const ModuleTree& tree, const std::vector<con
     } else {
       plan.entries[it->second].layout = o.layout;
       plan.provenance[it->second] = {"override"};
+      const size_t replaced = it->second;
+      plan.packed.erase(std::remove_if(plan.packed.begin(), plan.packed.end(),
+                                       [&](const PackedParam& p) { return p.entry == replaced; }),
+                        plan.packed.end());
     }
   }
   return plan;
+}
+
+std::vector<ParamDeclaration> DeclarationsOf(const ModuleTree& tree, const std::vector<FqnLayout>& plan,
+                                             const std::vector<std::vector<std::string>>* provenance,
+                                             const std::vector<PackedParam>& packed) {
+  const Document& doc = tree.doc();
+  std::vector<ParamDeclaration> out;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const FqnLayout& entry = plan[i];
+    const PathId path = tree.Resolve(doc.Name(entry.fqn));
+    if (path == kNoPath || !entry.layout.params) continue;
+    const bool from_templates = provenance != nullptr && !(*provenance)[i].empty() &&
+                                absl::StartsWith((*provenance)[i][0], "template:");
+    for (const PlacementEntry& e : *entry.layout.params) {
+      const ModuleTree::ParamRef ref = tree.ResolveParameter(path, doc.Name(e.name));
+      if (ref.module_path == kNoPath) continue;
+      ParamDeclaration& d = out.emplace_back();
+      d.param = ref.param;
+      d.placements = &e.placements;
+      d.fqn = std::string(doc.Name(entry.fqn));
+      d.local_name = std::string(doc.Name(e.name));
+      d.pointer = from_templates ? entry.layout.pointer
+                                 : absl::StrCat(entry.layout.pointer, "/params/", JsonPointerToken(d.local_name));
+      for (const PackedParam& p : packed) {
+        if (p.entry == i && p.name == e.name) {
+          d.fused_parts = 2;
+          d.fused_dim = p.dim;
+        }
+      }
+    }
+  }
+  return out;
 }
 
 std::vector<const NamedPlacements*> PlacementsByParameter(const ModuleTree& tree,

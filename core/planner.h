@@ -11,12 +11,21 @@
 #include "core/document.h"
 #include "core/module_tree.h"
 #include "core/owners.h"
+#include "core/shapes.h"
 
 namespace shardplan {
 
+// A parameter placed by packed_colwise: two fused halves in dim `dim`.
+struct PackedParam {
+  size_t entry;
+  NameId name;
+  int32_t dim;
+};
+
 struct BuiltPlan {
-  std::vector<FqnLayout> entries;                  // plan order
+  std::vector<FqnLayout> entries;  // plan order; template entries point at their first rule
   std::vector<std::vector<std::string>> provenance;  // per entry
+  std::vector<PackedParam> packed;
 };
 
 // Owners (entry order) enter with their reduced layouts (claims' dropped
@@ -38,6 +47,13 @@ BuiltPlan BuildPlan(Document& doc, const ModuleTree& tree, const std::vector<con
 // declared by no plan entry (it stays replicated): the count and the first
 // few full names.
 void ReportUnplanned(const ModuleTree& tree, const std::vector<FqnLayout>& plan, DiagnosticSink& sink);
+
+// The parameter declarations of a plan for the shape checks, in plan order.
+// A declaration's pointer is its entry's pointer + "/params/NAME", or, for
+// an entry made from templates (provenance "template:..."), the rule's.
+std::vector<ParamDeclaration> DeclarationsOf(const ModuleTree& tree, const std::vector<FqnLayout>& plan,
+                                             const std::vector<std::vector<std::string>>* provenance = nullptr,
+                                             const std::vector<PackedParam>& packed = {});
 
 // Per parameter identity, the placements the plan declares for it (null:
 // none, replicated), resolving each entry's local names from its FQN.

@@ -37,6 +37,33 @@ void WritePlacementMap(Writer& w, const Document& doc, const PlacementMap& map) 
   w.EndObject();
 }
 
+// A layout as the plan holds it: params, in_src and in_dst always (null when
+// absent), out_src, out_dst and out_names when present.
+void WriteLayout(Writer& w, const Document& doc, const Layout& layout) {
+  w.StartObject();
+  for (const auto& [key, map] : {std::pair{"params", &layout.params}, std::pair{"in_src", &layout.in_src},
+                                 std::pair{"in_dst", &layout.in_dst}}) {
+    Key(w, key);
+    if (*map) {
+      WritePlacementMap(w, doc, **map);
+    } else {
+      w.Null();
+    }
+  }
+  for (const auto& [key, map] : {std::pair{"out_src", &layout.out_src}, std::pair{"out_dst", &layout.out_dst}}) {
+    if (!*map) continue;
+    Key(w, key);
+    WritePlacementMap(w, doc, **map);
+  }
+  if (layout.out_names) {
+    Key(w, "out_names");
+    w.StartArray();
+    for (NameId n : *layout.out_names) String(w, doc.Name(n));
+    w.EndArray();
+  }
+  w.EndObject();
+}
+
 void WriteOwnedLayout(Writer& w, const Document& doc, const OwnedEntry& entry) {
   const Layout& layout = *entry.layout;
   w.StartObject();
@@ -74,6 +101,69 @@ void WriteOwnedLayout(Writer& w, const Document& doc, const OwnedEntry& entry) {
     w.StartArray();
     for (NameId n : *out_names) String(w, doc.Name(n));
     w.EndArray();
+  }
+  w.EndObject();
+}
+
+void WriteMemory(Writer& w, const std::optional<MemoryReport>& memory) {
+  Key(w, "memory");
+  if (!memory) {
+    w.Null();
+    return;
+  }
+  w.StartObject();
+  Key(w, "devices");
+  w.Uint64(memory->devices);
+  Key(w, "unsharded_bytes");
+  w.Uint64(memory->unsharded_bytes);
+  Key(w, "max_bytes");
+  w.Uint64(memory->max_bytes);
+  Key(w, "min_bytes");
+  w.Uint64(memory->min_bytes);
+  Key(w, "mean_bytes");
+  w.Double(memory->mean_bytes);
+  Key(w, "max_device");
+  w.Uint64(memory->max_device);
+  if (memory->per_device_bytes) {
+    Key(w, "per_device_bytes");
+    w.StartArray();
+    for (uint64_t b : *memory->per_device_bytes) w.Uint64(b);
+    w.EndArray();
+  }
+  w.EndObject();
+}
+
+void WriteCommunication(Writer& w, const Document& doc, const CommunicationReport& report) {
+  Key(w, "communication");
+  w.StartArray();
+  for (const CommunicationRecord& r : report.records) {
+    w.StartObject();
+    Key(w, "fqn");
+    String(w, r.fqn);
+    Key(w, "port");
+    String(w, r.port);
+    Key(w, "axis");
+    String(w, doc.Name(r.axis));
+    Key(w, "from");
+    String(w, FormatPlacement(r.from));
+    Key(w, "to");
+    String(w, FormatPlacement(r.to));
+    Key(w, "collective");
+    String(w, CollectiveName(r.collective));
+    w.EndObject();
+  }
+  w.EndArray();
+  Key(w, "collectives");
+  w.StartObject();
+  for (size_t i = 0; i < report.counts.size();) {
+    const Collective c = report.counts[i].collective;
+    Key(w, CollectiveName(c));
+    w.StartObject();
+    for (; i < report.counts.size() && report.counts[i].collective == c; ++i) {
+      Key(w, doc.Name(report.counts[i].axis));
+      w.Int64(report.counts[i].count);
+    }
+    w.EndObject();
   }
   w.EndObject();
 }
@@ -176,6 +266,30 @@ std::string ResultToJson(const Result& result) {
     }
     w.EndArray();
     w.EndObject();
+  }
+  if (result.planned) {
+    const Document& doc = *result.document;
+    Key(w, "plan");
+    w.StartObject();
+    Key(w, "modules");
+    w.StartObject();
+    for (const FqnLayout& e : result.planned->entries) {
+      Key(w, doc.Name(e.fqn));
+      WriteLayout(w, doc, e.layout);
+    }
+    w.EndObject();
+    w.EndObject();
+    Key(w, "provenance");
+    w.StartObject();
+    for (size_t i = 0; i < result.planned->entries.size(); ++i) {
+      Key(w, doc.Name(result.planned->entries[i].fqn));
+      w.StartArray();
+      for (const std::string& p : result.planned->provenance[i]) String(w, p);
+      w.EndArray();
+    }
+    w.EndObject();
+    WriteMemory(w, result.planned->memory);
+    WriteCommunication(w, doc, result.planned->communication);
   }
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());

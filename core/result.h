@@ -8,7 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/communication.h"
 #include "core/diagnostic.h"
+#include "core/memory.h"
 #include "core/document.h"
 #include "core/module_tree.h"
 #include "core/owners.h"
@@ -36,6 +38,14 @@ struct Owned {
   std::vector<std::pair<std::string, std::string>> aliases;
 };
 
+// The plan `shardplan plan` made (planner-v1 section 3).
+struct PlanOutput {
+  std::vector<FqnLayout> entries;                    // plan order
+  std::vector<std::vector<std::string>> provenance;  // per entry
+  std::optional<MemoryReport> memory;                // nullopt: too many devices
+  CommunicationReport communication;
+};
+
 struct Result {
   bool ok = false;
   std::vector<Diagnostic> diagnostics;
@@ -44,12 +54,17 @@ struct Result {
   std::shared_ptr<const Document> document;
   std::shared_ptr<const ModuleTree> tree;
   std::optional<Owned> owned;  // present when ok
+  // Present after Plan() when ownership succeeded.
+  std::optional<PlanOutput> planned;
 };
 
 // The result as compact JSON (schema shardplan.result.v1): the same input
 // always gives the same bytes. Layouts print params, in_src and in_dst always
 // (null when null), out_src, out_dst and out_names only when non-null;
 // `expected` and `required` list parameter ids sorted, `owned_names` sorted.
+// A planned result adds "plan": {"modules": {FQN: layout}}, "provenance":
+// {FQN: [...]}, "memory" (null beyond kMaxMemoryDevices), "communication"
+// (records) and "collectives" ({collective: {axis: count}}).
 std::string ResultToJson(const Result& result);
 
 // The full names of the owned parameters, sorted (empty unless ok).

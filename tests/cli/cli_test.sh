@@ -92,5 +92,21 @@ done
 run --help
 check "--help exits 0" test "$rc" -eq 0
 
+# plan: templates fill what no module owns; memory, collectives, the table.
+plan_doc=tests/cli/testdata/plan.json
+run plan "$plan_doc"
+check "plan exits 0 with only warnings" test "$rc" -eq 0
+check "plan reports the unused rule" grep -q "^warning\[unused-template-rule\]: template rule 'layers.\*.mlp.gate'" "$tmp/out"
+check "plan prints memory per device" grep -q "^memory per device (8 devices): min 9.00 MiB, mean 9.00 MiB, max 9.00 MiB" "$tmp/out"
+check "plan prints collectives" grep -q "^collectives: all_reduce@tp x1$" "$tmp/out"
+check "plan prints the table with provenance" grep -q "^  layers.0.mlp.down_proj  weight  tp=S(-1)  \[template:tp:layers.\*.mlp.down_proj\]$" "$tmp/out"
+run plan --format json "$plan_doc"
+check "plan json has the plan sections" grep -q '"plan":{"modules":{"embed":.*"provenance":.*"memory":{"devices":8,.*"communication":\[.*"collectives":{"all_reduce":{"tp":1}}' "$tmp/out"
+run check --format json "$plan_doc"
+check "check does not plan" test "$(grep -c '"plan"' "$tmp/out")" -eq 0
+sed 's/"tp": 4}/"tp": 8}/' "$plan_doc" >"$tmp/plan8.json"
+run plan "$tmp/plan8.json"
+check "kv heads under tp=8: empty shards are warned" grep -q "^warning\[empty-shard\]" "$tmp/out"
+
 echo "cli: $passed passed, $failed failed"
 test "$failed" -eq 0

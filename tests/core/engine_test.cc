@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace shardplan {
@@ -163,6 +164,58 @@ TEST(EngineTest, CheckParsedEqualsCheckAndReusesTheDocument) {
   }
   EXPECT_EQ(CheckParsed(nullptr, 1).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(CheckParsed(doc, -1).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// norm is unowned; a tp template plans it, or a plan declares it.
+Result PlanDoc(std::string_view extra) {
+  absl::StatusOr<Result> r = Plan(Doc(kTiedSame, extra), {});
+  EXPECT_TRUE(r.ok()) << r.status();
+  return *std::move(r);
+}
+
+TEST(EngineTest, PlanFillsTheRestFromTemplates) {
+  Result r = PlanDoc(R"J(, "templates": [{"axis": "tp", "rules": {"norm": "grouped_gemm"}}])J");
+  ASSERT_TRUE(r.ok) << ResultToJson(r);
+  ASSERT_TRUE(r.planned.has_value());
+  ASSERT_EQ(r.planned->entries.size(), 3u);
+  EXPECT_EQ(r.planned->provenance[2], std::vector<std::string>{"template:tp:norm"});
+  const std::string json = ResultToJson(r);
+  EXPECT_NE(json.find(R"J("plan":{"modules":{"embed":)J"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"J("norm":{"params":{"weight":{"tp":"S(0)"}},"in_src":{},"in_dst":{}})J"), std::string::npos)
+      << json;
+  EXPECT_NE(json.find(R"J("provenance":{"embed":["owned:model"],"head":["owned:model"],"norm":["template:tp:norm"]})J"),
+            std::string::npos)
+      << json;
+  // e [16, 4] float32 sharded S(0) over tp=2 (8 x 4 x 4 bytes), n [4] S(0):
+  // 2 x 4 bytes; dp absent from the mesh: 2 devices.
+  ASSERT_TRUE(r.planned->memory.has_value());
+  EXPECT_EQ(r.planned->memory->devices, 2u);
+  EXPECT_EQ(r.planned->memory->max_bytes, 128u + 8u);
+  EXPECT_EQ(r.planned->memory->unsharded_bytes, 256u + 16u);
+  EXPECT_NE(json.find(R"J("collectives":{})J"), std::string::npos) << json;
+}
+
+TEST(EngineTest, ShapeFindingsAreErrorsInPlanAndWarningsInCheck) {
+  // S(1) on the rank-1 norm weight.
+  const std::string bad = R"J("norm": {"params": {"weight": {"tp": "S(1)"}}, "in_src": {}, "in_dst": {}})J";
+  Result planned = PlanDoc(absl::StrCat(R"J(, "overrides": {)J", bad, "}"));
+  EXPECT_FALSE(planned.ok);
+  EXPECT_EQ(Codes(planned), std::vector<std::string>{"shard-dim-out-of-range"});
+  absl::StatusOr<Result> checked = Check(
+      Doc(kTiedSame, absl::StrCat(R"J(, "plan": {"modules": {"embed": {"params": {"weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}}, )J",
+                                  bad, "}}")),
+      {});
+  ASSERT_TRUE(checked.ok());
+  EXPECT_TRUE(checked->ok) << ResultToJson(*checked);
+  ASSERT_EQ(Codes(*checked), std::vector<std::string>{"shard-dim-out-of-range"});
+  EXPECT_EQ(checked->diagnostics[0].severity, Severity::kWarning);
+}
+
+TEST(EngineTest, PlanOfADocumentWithAPlanChecksIt) {
+  absl::StatusOr<Result> r = Plan(Doc(kTiedSame, R"J(, "plan": {"modules": {}})J"), {});
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->planned.has_value());
+  EXPECT_EQ(Codes(*r), std::vector<std::string>{"override-removed-coverage"});
 }
 
 }  // namespace
