@@ -37,6 +37,8 @@ PACKAGES=(
   binutils                 # nm for the C ABI's export test
   golang-go                # the Go binding (cgo)
   python3-pytest python3-venv  # the Python binding's tests and pip install check
+  emscripten               # the WebAssembly build (emcc 3.1.6, prebuilt frozen cache)
+  chromium                 # the browser test of the WebAssembly page
 )
 
 ACTIONS=()
@@ -174,6 +176,22 @@ else
     chown -R "${SUDO_UID}:${SUDO_GID}" "${ABSL_PARENT}"
   fi
   did "unpacked abseil ${VERSION#abseil_} into ${ABSL_DIR}"
+fi
+
+# --- 4. npm packages of the browser test ---------------------------------------
+# playwright-core, at the version package-lock.json pins, from the npm
+# registry (Node.js and npm come with the machine; Debian's emscripten
+# package depends on nodejs, which installs them otherwise).
+NPM_DIR="${REPO_ROOT}/wasm/test"
+if [[ -f ${NPM_DIR}/package-lock.json ]]; then
+  if [[ -d ${NPM_DIR}/node_modules/playwright-core ]]; then
+    log "npm packages present: ${NPM_DIR}/node_modules"
+  else
+    command -v npm >/dev/null 2>&1 || { echo "[setup] ERROR: npm not found" >&2; exit 1; }
+    log "npm ci in ${NPM_DIR}"
+    (cd "${NPM_DIR}" && npm ci --no-audit --no-fund --loglevel=error)
+    did "installed npm packages in ${NPM_DIR}"
+  fi
 fi
 
 # --- summary ------------------------------------------------------------------

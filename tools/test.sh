@@ -3,7 +3,8 @@
 # under AddressSanitizer, under UndefinedBehaviorSanitizer, and with the
 # serial (no oneTBB) engine that the WebAssembly build uses; then, against
 # the plain libshardplan.so, the Rust, Go and Python bindings' own test
-# runners and the downstream Bazel workspace (examples/downstream). Prints
+# runners, the WebAssembly module and page (Node and Chromium) and the
+# downstream Bazel workspace (examples/downstream). Prints
 # each runner's summary and closing "bazel: N passed, N failed" and
 # "suites: N passed, N failed" lines.
 set -uo pipefail
@@ -67,6 +68,22 @@ else
   suites_failed=$((suites_failed + 1))
   status=1
 fi
+# The WebAssembly module, its npm package and the page: every conformance case
+# through wasm against the native CLI, the export lists, the page in Chromium.
+wasm() {
+  local cli npm site
+  cli="$(bazel info bazel-bin 2>/dev/null)/cli/shardplan"
+  bazel build //cli:shardplan || return 1
+  bazel build --config=wasm //wasm:npm //wasm:site || return 1
+  npm="$(bazel info --config=wasm bazel-bin 2>/dev/null)/wasm/npm"
+  site="${npm%/npm}/site"
+  mkdir -p "${root}/wasm/test/outputs"
+  SHARDPLAN_CLI="${cli}" SHARDPLAN_LIBRARY="${lib_dir}/libshardplan.so" \
+    SHARDPLAN_WASM_NPM="${npm}" SHARDPLAN_SITE="${site}" \
+    SHARDPLAN_TEST_OUTPUTS="${root}/wasm/test/outputs" \
+    node --test wasm/test/*.test.mjs
+}
+suite wasm wasm
 downstream() {
   local rc
   (cd examples/downstream && bazel test //...)

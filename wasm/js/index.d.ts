@@ -1,0 +1,122 @@
+// Types of @shardplan/wasm (index.mjs). See README.md.
+
+/** The C ABI version this wrapper was written for (SP_ABI_VERSION). */
+export const ABI_VERSION: 1;
+
+/** sp_error_code values by name, plus the two codes raised by the wrapper itself (negative). */
+export const ErrorCode: Readonly<{
+  NULL_ARGUMENT: 1;
+  INVALID_ARGUMENT: 2;
+  OUT_OF_RANGE: 3;
+  OUT_OF_MEMORY: 4;
+  INTERNAL: 5;
+  INCOMPATIBLE_ABI: -1;
+  ENGINE_ABORTED: -2;
+}>;
+
+export type ErrorCodeName = keyof typeof ErrorCode;
+
+/**
+ * An error from the engine (an sp_error: the API was misused or memory ran out) or from the
+ * wrapper (bad arguments, an incompatible engine, an aborted engine). Findings about a document,
+ * malformed JSON included, are never errors: they are diagnostics of the result.
+ */
+export class ShardplanError extends Error {
+  constructor(code: number, message: string, options?: { cause?: unknown });
+  name: 'ShardplanError';
+  /** An sp_error_code (1..5) or a wrapper code (-1, -2): see ErrorCode. */
+  readonly code: number;
+  /** The code's name, e.g. "INVALID_ARGUMENT" ("code N" for a code the wrapper does not know). */
+  readonly codeName: ErrorCodeName | `code ${number}`;
+}
+
+/** Throws ShardplanError INCOMPATIBLE_ABI unless `found` is ABI_VERSION; returns it otherwise. */
+export function checkAbi(found: number): number;
+
+/** Unsigned integers; 0 (or absent) means the default. 64-bit ones also take a bigint. */
+export interface CheckOptions {
+  /** Worker threads (0: all cores). Accepted for compatibility: the wasm engine is serial. */
+  threads?: number;
+  /** Refuse documents whose module tree expands to more paths (default 10,000,000). */
+  maxPaths?: number | bigint;
+  /** Refuse documents whose module FQNs total more bytes (default 2^30). */
+  maxFqnBytes?: number | bigint;
+  /** Refuse JSON nested deeper (default 64). */
+  maxJsonDepth?: number;
+}
+
+/** A shardplan.v1 document: JSON text, or its UTF-8 bytes. */
+export type DocumentInput = string | Uint8Array | ArrayBuffer | ArrayBufferView;
+
+export type Severity = 'error' | 'warning' | 'info';
+
+export interface Diagnostic {
+  /** Stable kebab-case code, e.g. "shared-conflict" or "invalid-document". */
+  code: string;
+  severity: Severity;
+  message: string;
+  /** Module FQN ("" is the root); null when absent. */
+  fqn: string | null;
+  /** Parameter name; null when absent. */
+  parameter: string | null;
+  /** RFC 6901 JSON pointer of the declaration at fault; null when absent. */
+  pointer: string | null;
+}
+
+/** A module's layout as in the result (and the document): port -> name -> axis -> placement. */
+export interface Layout {
+  params?: Record<string, Record<string, string>>;
+  in_src?: Record<string, Record<string, string>>;
+  in_dst?: Record<string, Record<string, string>>;
+  out_src?: Record<string, Record<string, string>>;
+  out_dst?: Record<string, Record<string, string>>;
+  out_names?: string[];
+}
+
+export interface ParallelSpec {
+  binding_kind: string;
+  axes: string[];
+}
+
+/** Who owns what; present only when the document has no error. See docs/format.md, section 6. */
+export interface Owned {
+  specs: Record<string, Layout>;
+  parallel: Record<string, ParallelSpec>;
+  owned_names: string[];
+  expected: string[];
+  required: Record<string, string[]>;
+  aliases: [string, string][];
+}
+
+/** The shardplan.result.v1 object: what `shardplan check --format json` prints. */
+export interface CheckResult {
+  schema: 'shardplan.result.v1';
+  ok: boolean;
+  diagnostics: Diagnostic[];
+  owned?: Owned;
+}
+
+/** One instance of the engine. Get it with load(); every method is synchronous. */
+export class Shardplan {
+  /**
+   * Wraps an instantiated engine module (what shardplan.mjs's default export resolves to);
+   * load() does this. Throws ShardplanError INCOMPATIBLE_ABI for another ABI version.
+   */
+  constructor(engineModule: object);
+  /** The engine's release, "MAJOR.MINOR.PATCH". */
+  readonly version: string;
+  /** The engine's C ABI version (always ABI_VERSION). */
+  readonly abiVersion: number;
+  /** Parses and checks a document: JSON.parse of the result JSON. */
+  check(text: DocumentInput, options?: CheckOptions | null): CheckResult;
+  /** The result JSON text, byte for byte what `shardplan check --format json` prints (no newline). */
+  checkJson(text: DocumentInput, options?: CheckOptions | null): string;
+  /** The verdict and the diagnostics only, without building the result JSON (faster for big models). */
+  checkDiagnostics(text: DocumentInput, options?: CheckOptions | null): { ok: boolean; diagnostics: Diagnostic[] };
+}
+
+/** Loads the engine once (later calls give the same instance, unless it aborted). */
+export function load(): Promise<Shardplan>;
+
+/** load(), then check(). */
+export function check(text: DocumentInput, options?: CheckOptions | null): Promise<CheckResult>;

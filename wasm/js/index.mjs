@@ -1,0 +1,331 @@
+// @shardplan/wasm: the shardplan engine (WebAssembly) behind a small JS API.
+//
+// The engine module (./shardplan.mjs, built by `bazel build --config=wasm
+// //wasm:npm`) exposes the C ABI of capi/include/shardplan/shardplan.h as
+// `_sp_*` functions over one linear memory (wasm32: pointers and size_t are
+// 32-bit). This wrapper marshals strings and structs in and out, frees every
+// handle and buffer it makes, and turns `sp_error`s into ShardplanError.
+//
+// Works unchanged in Node (>= 18), a browser module and a (module) worker:
+// the WebAssembly is inlined in shardplan.mjs, so nothing is fetched.
+
+import createShardplanModule from './shardplan.mjs';
+
+/** The C ABI version this wrapper was written for (SP_ABI_VERSION). */
+export const ABI_VERSION = 1;
+
+/** sp_error_code values by name, plus the two codes raised by this wrapper itself. */
+export const ErrorCode = Object.freeze({
+  NULL_ARGUMENT: 1, // a required argument was NULL (a bug in this wrapper if it happens)
+  INVALID_ARGUMENT: 2, // a value out of range or malformed (also: bad text/options given to check)
+  OUT_OF_RANGE: 3, // an index past the end
+  OUT_OF_MEMORY: 4, // the engine's memory (at most 4 GiB) ran out
+  INTERNAL: 5, // a bug in shardplan: please report it
+  INCOMPATIBLE_ABI: -1, // the engine has another C ABI version than this wrapper (load())
+  ENGINE_ABORTED: -2, // the engine trapped or aborted; this instance is unusable (load() again)
+});
+
+const CODE_NAMES = new Map(Object.entries(ErrorCode).map(([name, code]) => [code, name]));
+
+/**
+ * An error from the engine (an `sp_error`: the API was misused or memory ran out) or from this
+ * wrapper (bad arguments, an incompatible engine, an aborted engine). Findings about a document,
+ * including malformed JSON, are never errors: they are the diagnostics of the result.
+ */
+export class ShardplanError extends Error {
+  constructor(code, message, options) {
+    super(message, options);
+    this.name = 'ShardplanError';
+    /** The numeric code: an sp_error_code (1..5) or a wrapper code (< 0); see ErrorCode. */
+    this.code = code;
+    /** The code's name, e.g. "INVALID_ARGUMENT" (`code N` for a code this wrapper does not know). */
+    this.codeName = CODE_NAMES.get(code) ?? `code ${code}`;
+  }
+}
+
+/**
+ * Refuses an engine whose sp_abi_version() is not ABI_VERSION (throws ShardplanError with code
+ * INCOMPATIBLE_ABI); returns `found` otherwise.
+ */
+export function checkAbi(found) {
+  if (found !== ABI_VERSION) {
+    throw new ShardplanError(
+      ErrorCode.INCOMPATIBLE_ABI,
+      `incompatible shardplan engine: it has C ABI version ${found}, but @shardplan/wasm needs ` +
+        `ABI version ${ABI_VERSION}. Use the shardplan.mjs built from the same source tree ` +
+        `(bazel build --config=wasm //wasm:npm) as this index.mjs.`,
+    );
+  }
+  return found;
+}
+
+const SEVERITIES = ['error', 'warning', 'info']; // sp_severity 0, 1, 2
+const U32_MAX = 0xffffffff;
+const U64_MAX = (1n << 64n) - 1n;
+
+// Byte offsets inside the one scratch block each call allocates (malloc aligns it to 8).
+const S_INPUT = 0; //         sp_str json                  (8 bytes)
+const S_PARSE_OPTIONS = 8; // sp_parse_options             (u64, u64, u32 + padding: 24 bytes)
+const S_CHECK_OPTIONS = 32; // sp_check_options            (u32: 4 bytes)
+const S_OUT_DOCUMENT = 36; // sp_document*                 (4 bytes)
+const S_OUT_RESULT = 40; //   sp_result*                   (4 bytes)
+const S_OUT_VALUE = 44; //    int / size_t / sp_str        (8 bytes)
+const S_DIAGNOSTIC = 56; //   sp_diagnostic                (44 bytes: 5 sp_str + 1 int)
+const SCRATCH_BYTES = 104;
+
+const OPTION_NAMES = new Set(['threads', 'maxPaths', 'maxFqnBytes', 'maxJsonDepth']);
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+function invalid(message) {
+  return new ShardplanError(ErrorCode.INVALID_ARGUMENT, message);
+}
+
+// An unsigned integer option as [low 32 bits, high 32 bits]; undefined/null/0 mean the default.
+function unsignedOption(options, name, max) {
+  const value = options[name];
+  if (value === undefined || value === null) return [0, 0];
+  let big;
+  if (typeof value === 'bigint') {
+    big = value;
+  } else if (typeof value === 'number' && Number.isSafeInteger(value)) {
+    big = BigInt(value);
+  } else {
+    throw invalid(`option ${name} must be a non-negative integer, got ${String(value)}`);
+  }
+  if (big < 0n || big > max) {
+    throw invalid(`option ${name} must be between 0 and ${max}, got ${big}`);
+  }
+  return [Number(big & 0xffffffffn), Number(big >> 32n)];
+}
+
+function readOptions(options) {
+  if (options === undefined || options === null) options = {};
+  if (typeof options !== 'object') throw invalid(`options must be an object, got ${typeof options}`);
+  for (const name of Object.keys(options)) {
+    if (!OPTION_NAMES.has(name)) {
+      throw invalid(`unknown option '${name}' (known: ${[...OPTION_NAMES].join(', ')})`);
+    }
+  }
+  return {
+    threads: unsignedOption(options, 'threads', BigInt(U32_MAX))[0],
+    maxPaths: unsignedOption(options, 'maxPaths', U64_MAX),
+    maxFqnBytes: unsignedOption(options, 'maxFqnBytes', U64_MAX),
+    maxJsonDepth: unsignedOption(options, 'maxJsonDepth', BigInt(U32_MAX))[0],
+  };
+}
+
+function toBytes(text) {
+  if (typeof text === 'string') return encoder.encode(text);
+  if (text instanceof Uint8Array) return text;
+  if (text instanceof ArrayBuffer) return new Uint8Array(text);
+  if (ArrayBuffer.isView(text)) return new Uint8Array(text.buffer, text.byteOffset, text.byteLength);
+  throw invalid(
+    `the document must be a string, a Uint8Array or an ArrayBuffer, got ${text === null ? 'null' : typeof text}`,
+  );
+}
+
+// A wasm trap (WebAssembly.RuntimeError, Emscripten's abort()) or an uncaught C++ exception,
+// which Emscripten throws to JS as a bare number (exception catching is off in this build).
+function isEngineFailure(e) {
+  return e instanceof WebAssembly.RuntimeError || typeof e === 'number';
+}
+
+/** One instance of the engine. Get it with load(); all methods are synchronous. */
+export class Shardplan {
+  #m;
+  #aborted = null;
+
+  /**
+   * Wraps an instantiated engine module (what shardplan.mjs's default export resolves to).
+   * load() does this for you; refuses an engine of another ABI version.
+   */
+  constructor(engineModule) {
+    this.#m = engineModule;
+    /** The C ABI version of the engine: always ABI_VERSION (others are refused). */
+    this.abiVersion = checkAbi(engineModule._sp_abi_version() >>> 0);
+    /** The engine's release, "MAJOR.MINOR.PATCH". */
+    this.version = this.#cString(engineModule._sp_version_string() >>> 0);
+  }
+
+  /**
+   * Parses and checks a shardplan.v1 document and returns the shardplan.result.v1 object
+   * (JSON.parse of the result JSON: {schema, ok, diagnostics, owned?}).
+   */
+  check(text, options) {
+    return JSON.parse(this.checkJson(text, options));
+  }
+
+  /**
+   * Like check(), but returns the result JSON text itself: byte for byte what
+   * `shardplan check --format json` prints for the document (without the newline).
+   */
+  checkJson(text, options) {
+    return this.#withResult(text, options, (m, scratch, result) => {
+      const out = scratch + S_OUT_VALUE;
+      this.#call(m._sp_result_json(result, out));
+      return this.#str(out);
+    });
+  }
+
+  /**
+   * Like check(), but reads only the verdict and the diagnostics, through sp_result_ok and
+   * sp_result_diagnostic, without building the result JSON (cheaper for large models, whose
+   * `owned` section is large). Each diagnostic has the keys of the JSON result's diagnostics.
+   */
+  checkDiagnostics(text, options) {
+    return this.#withResult(text, options, (m, scratch, result) => {
+      const out = scratch + S_OUT_VALUE;
+      this.#call(m._sp_result_ok(result, out));
+      const ok = m.HEAP32[out >>> 2] !== 0;
+      this.#call(m._sp_result_diagnostic_count(result, out));
+      const count = m.HEAPU32[out >>> 2];
+      const diagnostics = [];
+      const d = scratch + S_DIAGNOSTIC;
+      for (let i = 0; i < count; i++) {
+        this.#call(m._sp_result_diagnostic(result, i, d));
+        diagnostics.push({
+          code: this.#str(d),
+          severity: SEVERITIES[m.HEAP32[(d + 8) >>> 2]] ?? `severity ${m.HEAP32[(d + 8) >>> 2]}`,
+          message: this.#str(d + 12),
+          fqn: this.#str(d + 20),
+          parameter: this.#str(d + 28),
+          pointer: this.#str(d + 36),
+        });
+      }
+      return { ok, diagnostics };
+    });
+  }
+
+  // Parses and checks `text`, then calls read(module, scratch, resultHandle); frees everything.
+  #withResult(text, options, read) {
+    const opts = readOptions(options);
+    const bytes = toBytes(text);
+    if (this.#aborted) throw this.#abortedError(this.#aborted);
+    const m = this.#m;
+    try {
+      const scratch = this.#malloc(SCRATCH_BYTES);
+      try {
+        m.HEAPU8.fill(0, scratch, scratch + SCRATCH_BYTES);
+        let document;
+        const input = bytes.length ? this.#malloc(bytes.length) : 0;
+        try {
+          m.HEAPU8.set(bytes, input);
+          const u32 = m.HEAPU32;
+          u32[(scratch + S_INPUT) >>> 2] = input;
+          u32[(scratch + S_INPUT + 4) >>> 2] = bytes.length;
+          const po = scratch + S_PARSE_OPTIONS;
+          [u32[po >>> 2], u32[(po + 4) >>> 2]] = opts.maxPaths;
+          [u32[(po + 8) >>> 2], u32[(po + 12) >>> 2]] = opts.maxFqnBytes;
+          u32[(po + 16) >>> 2] = opts.maxJsonDepth;
+          u32[(scratch + S_CHECK_OPTIONS) >>> 2] = opts.threads;
+          this.#call(m._sp_document_parse(scratch + S_INPUT, po, scratch + S_OUT_DOCUMENT));
+          document = m.HEAPU32[(scratch + S_OUT_DOCUMENT) >>> 2];
+        } finally {
+          m._free(input); // the text is not retained by the engine
+        }
+        let result;
+        try {
+          this.#call(m._sp_document_check(document, scratch + S_CHECK_OPTIONS, scratch + S_OUT_RESULT));
+          result = m.HEAPU32[(scratch + S_OUT_RESULT) >>> 2];
+        } finally {
+          m._sp_document_delete(document); // results outlive their document
+        }
+        try {
+          return read(m, scratch, result);
+        } finally {
+          m._sp_result_delete(result);
+        }
+      } finally {
+        m._free(scratch);
+      }
+    } catch (e) {
+      if (!isEngineFailure(e)) throw e;
+      this.#aborted = e;
+      forgetInstance(this);
+      throw this.#abortedError(e);
+    }
+  }
+
+  #abortedError(cause) {
+    const what = typeof cause === 'number' ? `an uncaught C++ exception (${cause})` : String(cause?.message ?? cause);
+    return new ShardplanError(
+      ErrorCode.ENGINE_ABORTED,
+      `the shardplan engine aborted: ${what}. This instance cannot be used any more; ` +
+        `call load() for a new one.`,
+      { cause },
+    );
+  }
+
+  #malloc(size) {
+    const ptr = this.#m._malloc(size) >>> 0;
+    if (ptr === 0) {
+      throw new ShardplanError(ErrorCode.OUT_OF_MEMORY, `cannot allocate ${size} bytes in the engine's memory`);
+    }
+    return ptr;
+  }
+
+  // Throws the sp_error `error` (if not NULL) as a ShardplanError, after freeing it.
+  #call(error) {
+    if (!error) return;
+    const m = this.#m;
+    const code = m._sp_error_code_of(error);
+    const message = this.#cString(m._sp_error_message(error) >>> 0);
+    m._sp_error_delete(error);
+    throw new ShardplanError(code, message);
+  }
+
+  // The sp_str at `addr`: null when its data is NULL (absent).
+  #str(addr) {
+    const m = this.#m;
+    const data = m.HEAPU32[addr >>> 2];
+    if (data === 0) return null;
+    const size = m.HEAPU32[(addr + 4) >>> 2];
+    return decoder.decode(m.HEAPU8.subarray(data, data + size));
+  }
+
+  #cString(ptr) {
+    const heap = this.#m.HEAPU8;
+    let end = ptr;
+    while (heap[end] !== 0) end++;
+    return decoder.decode(heap.subarray(ptr, end));
+  }
+}
+
+let loading = null;
+let loaded = null;
+
+// An aborted instance is dropped from the cache: the next load() makes a new one.
+function forgetInstance(instance) {
+  if (loaded === instance) {
+    loaded = null;
+    loading = null;
+  }
+}
+
+/**
+ * Loads the engine (once: later calls return the same instance) and resolves to a Shardplan.
+ * Rejects with ShardplanError INCOMPATIBLE_ABI for an engine of another ABI version.
+ */
+export function load() {
+  if (!loading) {
+    const pending = (async () => new Shardplan(await createShardplanModule()))().then(
+      (instance) => {
+        if (loading === pending) loaded = instance;
+        return instance;
+      },
+      (error) => {
+        if (loading === pending) loading = null; // a later load() tries again
+        throw error;
+      },
+    );
+    loading = pending;
+  }
+  return loading;
+}
+
+/** load() then check(): the shardplan.result.v1 object for `text`. */
+export async function check(text, options) {
+  return (await load()).check(text, options);
+}

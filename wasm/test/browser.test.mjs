@@ -1,0 +1,332 @@
+// End-to-end test of the plan checker page (wasm/web) in headless Chromium.
+//
+//   SHARDPLAN_SITE=<assembled site dir> [SHARDPLAN_TEST_OUTPUTS=<dir>] node --test wasm/test/browser.test.mjs
+//
+// SHARDPLAN_SITE is the directory `bazel build --config=wasm //wasm:site` makes (bazel-bin/wasm/site:
+// index.html, app.mjs, worker.mjs, style.css, shardplan/, examples/). The site is served from a
+// tiny static server on an ephemeral port of 127.0.0.1, and the page is driven with playwright-core
+// (wasm/test/package.json; `npm ci` in wasm/test installs it) and the system Chromium
+// (/usr/bin/chromium, or SHARDPLAN_CHROMIUM). No network access is needed. Screenshots of the
+// failing and the passing example are written to SHARDPLAN_TEST_OUTPUTS (a new temporary
+// directory when unset).
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+
+const CHROMIUM = process.env.SHARDPLAN_CHROMIUM || '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+  '--disable-component-update'];
+const TIMEOUT = 60_000;
+
+const MIME = {
+  '.html': 'text/html; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.png': 'image/png',
+  '.svg': 'image/svg+xml',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+// Serves `root` on 127.0.0.1 (ephemeral port). Resolves to {server, url}.
+function serve(root) {
+  const base = path.resolve(root);
+  const server = http.createServer((req, res) => {
+    let rel;
+    try {
+      rel = decodeURIComponent(new URL(req.url, 'http://localhost').pathname);
+    } catch {
+      res.writeHead(400).end('bad request');
+      return;
+    }
+    if (rel.endsWith('/')) rel += 'index.html';
+    const file = path.resolve(base, `.${rel}`);
+    if (file !== base && !file.startsWith(base + path.sep)) {
+      res.writeHead(403).end('forbidden');
+      return;
+    }
+    fs.readFile(file, (err, data) => {
+      if (err) {
+        res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('not found');
+        return;
+      }
+      res.writeHead(200, {
+        'Content-Type': MIME[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
+        'Content-Length': data.length,
+        'Cache-Control': 'no-store',
+      });
+      res.end(req.method === 'HEAD' ? undefined : data);
+    });
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${server.address().port}/` }));
+  });
+}
+
+async function loadPlaywright() {
+  try {
+    return await import('playwright-core');
+  } catch (err) {
+    throw new Error(
+      'playwright-core is not installed: run `npm ci` in wasm/test (it reads package-lock.json; ' +
+      `the npm registry is needed once). (${err.message})`);
+  }
+}
+
+let server;
+let browser;
+let page;
+let siteUrl;
+let outputs;
+const pageErrors = [];
+let failOnPageError = () => {};
+
+before(async () => {
+  const site = process.env.SHARDPLAN_SITE;
+  assert.ok(site, 'SHARDPLAN_SITE is not set: point it at the assembled site ' +
+    '(bazel build --config=wasm //wasm:site -> bazel-bin/wasm/site)');
+  for (const f of ['index.html', 'app.mjs', 'worker.mjs', 'style.css', 'shardplan/index.mjs',
+    'shardplan/shardplan.mjs', 'examples/index.json', 'examples/tiny-llama.json', 'examples/tiny-llama-broken.json']) {
+    assert.ok(fs.existsSync(path.join(site, f)), `SHARDPLAN_SITE=${site} lacks ${f}: is it the assembled site?`);
+  }
+  const { chromium } = await loadPlaywright();
+  assert.ok(fs.existsSync(CHROMIUM),
+    `Chromium is not installed at ${CHROMIUM} (apt-get install chromium, or set SHARDPLAN_CHROMIUM)`);
+
+  outputs = process.env.SHARDPLAN_TEST_OUTPUTS || fs.mkdtempSync(path.join(os.tmpdir(), 'shardplan-browser-'));
+  fs.mkdirSync(outputs, { recursive: true });
+
+  ({ server, url: siteUrl } = await serve(site));
+  try {
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: TIMEOUT });
+  } catch (err) {
+    throw new Error(`cannot launch Chromium at ${CHROMIUM}: ${err.message}`);
+  }
+  const context = await browser.newContext({ viewport: { width: 1440, height: 1300 }, deviceScaleFactor: 1 });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(siteUrl).origin });
+  page = await context.newPage();
+  page.setDefaultTimeout(TIMEOUT);
+  page.on('pageerror', (err) => {
+    pageErrors.push(`pageerror: ${err.message}`);
+    failOnPageError(err);
+  });
+  page.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`); });
+  page.on('requestfailed', (req) => pageErrors.push(`request failed: ${req.url()} ${req.failure()?.errorText}`));
+  page.on('request', (req) => {
+    if (!req.url().startsWith(siteUrl) && !req.url().startsWith('data:')) pageErrors.push(`off-site request: ${req.url()}`);
+  });
+}, { timeout: TIMEOUT * 2 });
+
+after(async () => {
+  await browser?.close();
+  await new Promise((resolve) => (server ? server.close(resolve) : resolve()));
+  if (outputs) console.log(`# screenshots in ${outputs}`);
+});
+
+// Runs `action` (which starts a check) and waits until the page shows that run's result.
+async function checked(action) {
+  const prev = (await page.getAttribute('[data-testid=status]', 'data-run')) ?? '';
+  const pageError = new Promise((resolve, reject) => {
+    failOnPageError = (err) => reject(new Error(`the page threw: ${err.stack ?? err.message}`));
+  });
+  try {
+    await Promise.race([pageError, (async () => {
+      await action();
+      await page.waitForFunction((p) => {
+        const s = document.querySelector('[data-testid=status]');
+        return (s.dataset.run ?? '') !== p && !['checking', 'loading', 'ready'].includes(s.dataset.state);
+      }, prev);
+    })()]);
+  } finally {
+    failOnPageError = () => {};
+  }
+  return page.getAttribute('[data-testid=status]', 'data-state');
+}
+
+const diagnostics = () => page.$$eval('[data-testid=diagnostic]', (els) => els.map((e) => ({
+  code: e.dataset.code,
+  fqn: e.dataset.fqn ?? null,
+  pointer: e.dataset.pointer ?? null,
+  text: e.textContent,
+})));
+
+const node = (fqn) => page.locator(`[data-testid=tree-node][data-fqn="${fqn}"]`);
+
+// The node's own swatch color and the legend's swatch color for a kind.
+async function swatchColors(fqn, kind) {
+  const own = await node(fqn).locator(':scope > .trow .swatch').evaluate((e) => getComputedStyle(e).backgroundColor);
+  const legend = await page.locator(`[data-testid=legend] [data-kind="${kind}"] .swatch`)
+    .evaluate((e) => getComputedStyle(e).backgroundColor);
+  return { own, legend };
+}
+
+test('the page loads the engine in a worker and lists the bundled examples', { timeout: TIMEOUT }, async () => {
+  await page.goto(siteUrl);
+  await page.waitForSelector('[data-testid=status][data-state=ready]');
+  const options = await page.$$eval('[data-testid=example-select] option', (os) => os.map((o) => o.value).filter(Boolean));
+  assert.deepEqual(options, ['tiny-llama-broken.json', 'tiny-llama.json']);
+  const engine = await page.textContent('[data-testid=engine]');
+  assert.match(engine, /ABI 1/);
+});
+
+test('the failing example: four diagnostics, and a click reveals lm_head', { timeout: TIMEOUT }, async () => {
+  const state = await checked(() => page.selectOption('[data-testid=example-select]', 'tiny-llama-broken.json'));
+  assert.equal(state, 'errors');
+  const diags = await diagnostics();
+  assert.deepEqual(diags.map((d) => d.code), ['native-no-match', 'ports-mismatch', 'unknown-axis', 'shared-conflict']);
+  // Each shows its message, FQN and pointer.
+  const shared = diags[3];
+  assert.equal(shared.fqn, 'lm_head');
+  assert.equal(shared.pointer, '/providers/sharding/lm_head/params/weight');
+  assert.match(shared.text, /shared parameter 'lm_head.weight' has conflicting layouts/);
+  assert.match(shared.text, /\/providers\/sharding\/lm_head\/params\/weight/);
+  assert.match(diags[0].text, /\/providers\/native\/0\/match\/0/);
+  assert.match(await page.textContent('[data-testid=summary] [data-key=errors]'), /4/);
+
+  await page.click('[data-testid=diagnostic][data-code=shared-conflict]');
+  const lmHead = node('lm_head');
+  await lmHead.waitFor({ state: 'visible' });
+  assert.equal(await lmHead.getAttribute('data-highlighted'), 'true');
+  assert.equal(await page.locator('[data-testid=tree-node][data-highlighted=true]').count(), 1);
+  assert.ok(await lmHead.locator(':scope > .trow').evaluate((e) => e.classList.contains('highlight')));
+  // Scrolled into view inside the tree's scroll box and the window.
+  const inView = await lmHead.locator(':scope > .trow').evaluate((e) => {
+    const r = e.getBoundingClientRect();
+    const box = document.getElementById('tree-scroll').getBoundingClientRect();
+    return r.top >= box.top && r.bottom <= box.bottom && r.top >= 0 && r.bottom <= window.innerHeight;
+  });
+  assert.ok(inView, 'lm_head is scrolled into view');
+  assert.match(await page.textContent('[data-testid=module-details]'), /lm_head/);
+
+  // ports-mismatch names a family module: its node is revealed too.
+  await page.click('[data-testid=diagnostic][data-code=ports-mismatch]');
+  assert.equal(await node('layers.0.self_attn').getAttribute('data-highlighted'), 'true');
+  assert.equal(await lmHead.getAttribute('data-highlighted'), null);
+  await page.click('[data-testid=diagnostic][data-code=shared-conflict]');
+  await page.waitForTimeout(1300); // let the reveal flash fade before the screenshot
+  await page.screenshot({ path: path.join(outputs, 'failing-example.png'), fullPage: true });
+});
+
+test('the passing example: no diagnostics, owners colored by kind, the mesh', { timeout: TIMEOUT }, async () => {
+  const state = await checked(() => page.selectOption('[data-testid=example-select]', 'tiny-llama.json'));
+  assert.equal(state, 'ok');
+  assert.equal(await page.locator('[data-testid=diagnostic]').count(), 0);
+  await page.waitForSelector('[data-testid=no-diagnostics]');
+  assert.match(await page.textContent('[data-testid=status]'), /Plan OK/);
+
+  const attn = node('layers.0.self_attn');
+  await attn.waitFor({ state: 'visible' });
+  assert.equal(await attn.getAttribute('data-kind'), 'family');
+  let c = await swatchColors('layers.0.self_attn', 'family');
+  assert.equal(c.own, c.legend, 'layers.0.self_attn has the legend color of a family');
+  assert.equal(await node('embed_tokens').getAttribute('data-kind'), 'provider');
+  c = await swatchColors('embed_tokens', 'provider');
+  assert.equal(c.own, c.legend, 'embed_tokens has the legend color of a model provider');
+  assert.notEqual((await swatchColors('layers.0.self_attn', 'family')).own, c.own);
+
+  // Owned parameters with their placements, and the tied alias.
+  const q = attn.locator(':scope > ul > .params [data-testid=param][data-param="q_proj.weight"]');
+  assert.match((await q.textContent()).replace(/\s+/g, ' '), /dp\s*R.*tp\s*S\(0\)/);
+  const tied = node('lm_head').locator(':scope > ul > .params [data-testid=param][data-param=weight]');
+  assert.match(await tied.textContent(), /embed_tokens\.weight/);
+  const embed = node('embed_tokens').locator(':scope > ul > .params [data-testid=param][data-param=weight]');
+  assert.match(await embed.textContent(), /lm_head\.weight/);
+
+  // The mesh: axes in order with their sizes, and the device count.
+  const axes = await page.$$eval('[data-testid=mesh] [data-testid=mesh-axis]',
+    (els) => els.map((e) => [e.dataset.axis, e.dataset.size]));
+  assert.deepEqual(axes, [['dp', '2'], ['tp', '4']]);
+  assert.match(await page.textContent('[data-testid=mesh-devices]'), /8\s+devices/);
+
+  // The summary (the CLI says: ok: 6 owners, 16 owned parameter names, 1 alias).
+  const summary = Object.fromEntries(await page.$$eval('[data-testid=summary-item]',
+    (els) => els.map((e) => [e.dataset.key, e.dataset.value])));
+  assert.equal(summary.owners, '6');
+  assert.equal(summary['owned-names'], '16');
+  assert.equal(summary.aliases, '1');
+  assert.equal(summary.errors, '0');
+  const byKind = Object.fromEntries(await page.$$eval('[data-testid=owner-count]',
+    (els) => els.map((e) => [e.dataset.kind, Number(e.dataset.value)])));
+  assert.equal(byKind.provider + byKind.family + byKind.native, 6);
+  assert.ok(byKind.family >= 2 && byKind.provider >= 2, JSON.stringify(byKind));
+
+  // Selecting a module shows its details, with the owner's whole layout from the worker.
+  await attn.locator(':scope > .trow [data-testid=tree-name]').click();
+  const layout = page.locator('[data-testid=module-details] [data-testid=owner-layout][data-fqn="layers.0.self_attn"]');
+  await layout.getByText('in_src').waitFor();
+  assert.match(await layout.textContent(), /hidden_states/);
+  assert.match(await layout.textContent(), /attn_output/);
+
+  const engineMs = Number(await page.getAttribute('[data-testid=status]', 'data-engine-ms'));
+  const e2eMs = Number(await page.getAttribute('[data-testid=status]', 'data-e2e-ms'));
+  assert.ok(engineMs >= 0 && e2eMs >= engineMs, `engine ${engineMs} ms, end to end ${e2eMs} ms`);
+  await page.screenshot({ path: path.join(outputs, 'passing-example.png'), fullPage: true });
+});
+
+test('a pasted malformed document is an invalid-document', { timeout: TIMEOUT }, async (t) => {
+  const malformed = '{"schema": "shardplan.v1", "mesh": {"dp": 2,';
+  // A real paste (clipboard + Ctrl+V): the page checks what was pasted by itself.
+  const copied = await page.evaluate((text) => navigator.clipboard.writeText(text).then(() => true, () => false), malformed);
+  let state;
+  if (copied) {
+    await page.fill('[data-testid=doc-input]', '');
+    await page.focus('[data-testid=doc-input]');
+    state = await checked(() => page.keyboard.press('Control+V'));
+    assert.equal(await page.inputValue('[data-testid=doc-input]'), malformed);
+  } else {
+    t.diagnostic('no clipboard access: typing the document and pressing Check instead');
+    await page.fill('[data-testid=doc-input]', malformed);
+    state = await checked(() => page.click('[data-testid=check-button]'));
+  }
+  assert.equal(state, 'invalid');
+  const diags = await diagnostics();
+  assert.deepEqual(diags.map((d) => d.code), ['invalid-document']);
+  assert.match(diags[0].text, /malformed JSON/);
+  await page.waitForSelector('[data-testid=tree-empty]');
+  await page.screenshot({ path: path.join(outputs, 'invalid-document.png'), fullPage: true });
+});
+
+test('a file from the file picker and from a drop is checked', { timeout: TIMEOUT }, async () => {
+  const site = process.env.SHARDPLAN_SITE;
+  const broken = fs.readFileSync(path.join(site, 'examples', 'tiny-llama-broken.json'));
+  let state = await checked(() => page.setInputFiles('[data-testid=file-input]',
+    { name: 'picked.json', mimeType: 'application/json', buffer: broken }));
+  assert.equal(state, 'errors');
+  assert.equal((await diagnostics()).length, 4);
+  assert.match(await page.textContent('[data-testid=doc-source]'), /picked\.json/);
+
+  const good = fs.readFileSync(path.join(site, 'examples', 'tiny-llama.json'), 'utf8');
+  state = await checked(() => page.evaluate((text) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([text], 'dropped.json', { type: 'application/json' }));
+    window.dispatchEvent(new DragEvent('dragenter', { dataTransfer: dt, cancelable: true }));
+    window.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, cancelable: true }));
+  }, good));
+  assert.equal(state, 'ok');
+  assert.match(await page.textContent('[data-testid=doc-source]'), /dropped\.json/);
+  assert.ok(await page.locator('[data-testid=drop-overlay]').isHidden());
+});
+
+test('an edited document is checked with Ctrl+Enter', { timeout: TIMEOUT }, async () => {
+  const site = process.env.SHARDPLAN_SITE;
+  const doc = JSON.parse(fs.readFileSync(path.join(site, 'examples', 'tiny-llama.json'), 'utf8'));
+  doc.mesh.pp = 2; // a third axis: still a valid plan
+  await page.fill('[data-testid=doc-input]', JSON.stringify(doc, null, 1));
+  await page.focus('[data-testid=doc-input]');
+  const state = await checked(() => page.keyboard.press('Control+Enter'));
+  assert.equal(state, 'ok');
+  const axes = await page.$$eval('[data-testid=mesh-axis]', (els) => els.map((e) => e.dataset.axis));
+  assert.deepEqual(axes, ['dp', 'tp', 'pp']);
+  assert.match(await page.textContent('[data-testid=mesh-devices]'), /16\s+devices/);
+});
+
+test('the page made no off-site request and logged no error', () => {
+  assert.deepEqual(pageErrors, []);
+});

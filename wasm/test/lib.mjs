@@ -1,0 +1,70 @@
+// Shared helpers of the wasm tests (api, conformance, exports): where things are, and loading the
+// wrapper and the engine from the assembled npm package.
+//
+// Paths come from environment variables (tools' test script sets them), with fallbacks into the
+// checkout's bazel-bin for a run by hand:
+//   SHARDPLAN_WASM_NPM  the assembled npm package (index.mjs, shardplan.mjs, ...)
+//                       default: <repo>/bazel-bin/wasm/npm
+//   SHARDPLAN_CLI       the native CLI            default: <repo>/bazel-bin/cli/shardplan
+//   SHARDPLAN_LIBRARY   the native libshardplan.so default: <repo>/bazel-bin/capi/libshardplan.so
+// A missing file fails the test that needs it, naming the variable: nothing is skipped silently.
+
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+/** The repository root, found from this file's location (wasm/test/lib.mjs). */
+export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export const EXAMPLES = join(REPO, 'examples');
+export const CASES = join(REPO, 'tests', 'conformance', 'cases');
+
+function pathFromEnv(variable, fallback, what) {
+  const path = process.env[variable] ? resolve(process.env[variable]) : fallback;
+  if (!existsSync(path)) {
+    throw new Error(
+      `${what} not found at ${path}: set ${variable} to its path` +
+        (process.env[variable] ? '' : ` (unset, so the checkout's bazel-bin was tried)`),
+    );
+  }
+  return path;
+}
+
+/** The directory of the assembled npm package. */
+export function npmDir() {
+  const dir = pathFromEnv('SHARDPLAN_WASM_NPM', join(REPO, 'bazel-bin', 'wasm', 'npm'), 'the npm package (@shardplan/wasm)');
+  for (const file of ['index.mjs', 'shardplan.mjs']) {
+    if (!existsSync(join(dir, file))) throw new Error(`${join(dir, file)} is missing (SHARDPLAN_WASM_NPM=${dir})`);
+  }
+  return dir;
+}
+
+export function cliPath() {
+  return pathFromEnv('SHARDPLAN_CLI', join(REPO, 'bazel-bin', 'cli', 'shardplan'), 'the native CLI');
+}
+
+export function libraryPath() {
+  return pathFromEnv('SHARDPLAN_LIBRARY', join(REPO, 'bazel-bin', 'capi', 'libshardplan.so'), 'libshardplan.so');
+}
+
+/** The wrapper module (index.mjs) of the npm package. */
+export async function importWrapper() {
+  return import(pathToFileURL(join(npmDir(), 'index.mjs')).href);
+}
+
+/** The engine module factory (shardplan.mjs's default export) of the npm package. */
+export async function importEngineFactory() {
+  return (await import(pathToFileURL(join(npmDir(), 'shardplan.mjs')).href)).default;
+}
+
+/** The WebAssembly bytes inlined (SINGLE_FILE, base64 data URI) in the engine's shardplan.mjs. */
+export function inlinedWasmBytes() {
+  const source = readFileSync(join(npmDir(), 'shardplan.mjs'), 'utf8');
+  const match = source.match(/data:application\/octet-stream;base64,([A-Za-z0-9+/=]+)/);
+  if (!match) throw new Error('no inlined wasm (data:application/octet-stream;base64,...) in shardplan.mjs');
+  return Buffer.from(match[1], 'base64');
+}
+
+export function readExample(name) {
+  return readFileSync(join(EXAMPLES, name), 'utf8');
+}
