@@ -141,6 +141,8 @@ struct Document {
   std::vector<FqnLayout> overrides;
 
   std::string_view Name(NameId id) const { return names.View(id); }
+  // A deep copy (the planner interns new names into its own document).
+  std::unique_ptr<Document> Clone() const;
   // Whether `axis` is one of the mesh's axes.
   bool IsMeshAxis(NameId axis) const { return mesh_names.Contains(axis); }
 };

@@ -140,6 +140,15 @@ absl::StatusOr<Result> Plan(std::string_view json, const CheckOptions& options) 
   });
 }
 
+absl::StatusOr<Result> PlanParsed(const Document& document, int threads) {
+  if (absl::Status s = ValidateThreads(threads); !s.ok()) return s;
+  return WithThreads(threads, [&]() -> Result {
+    std::unique_ptr<Document> copy = document.Clone();
+    if (copy->plan) return CheckDocument(std::move(copy));
+    return PlanDocument(std::move(copy));
+  });
+}
+
 absl::StatusOr<Result> CheckParsed(std::shared_ptr<const Document> document, int threads) {
   if (document == nullptr) return absl::InvalidArgumentError("no document");
   if (absl::Status s = ValidateThreads(threads); !s.ok()) return s;

@@ -43,6 +43,10 @@ absl::StatusOr<Result> CheckParsed(std::shared_ptr<const Document> document, int
 // `plan` of its own is checked as Check would.
 absl::StatusOr<Result> Plan(std::string_view json, const CheckOptions& options);
 
+// Plan() of a document parsed once (the C ABI): plans a private copy, so
+// `document` is only read and may be planned or checked by several threads.
+absl::StatusOr<Result> PlanParsed(const Document& document, int threads);
+
 }  // namespace shardplan
 
 #endif  // SHARDPLAN_CORE_ENGINE_H_

@@ -24,6 +24,13 @@ std::string_view Interner::Store(std::string_view text) {
   return view;
 }
 
+Interner Interner::Clone() const {
+  Interner copy;
+  copy.Reserve(views_.size());
+  for (std::string_view v : views_) copy.Intern(v);
+  return copy;
+}
+
 NameId Interner::Intern(std::string_view text) {
   auto it = ids_.find(text);
   if (it != ids_.end()) return it->second;

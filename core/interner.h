@@ -30,6 +30,8 @@ class Interner {
     views_.reserve(count);
   }
   NameId Intern(std::string_view text);
+  // A copy with the same ids for the same names.
+  Interner Clone() const;
   // The id of `text` if it was interned, else kNoName.
   NameId Find(std::string_view text) const;
   std::string_view View(NameId id) const { return views_[id]; }

@@ -2,6 +2,8 @@
 // the result's JSON.
 #include "core/engine.h"
 
+#include "core/parse.h"
+
 #include <string>
 #include <vector>
 
@@ -216,6 +218,26 @@ TEST(EngineTest, PlanOfADocumentWithAPlanChecksIt) {
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->planned.has_value());
   EXPECT_EQ(Codes(*r), std::vector<std::string>{"override-removed-coverage"});
+}
+
+TEST(EngineTest, PlanningAParsedDocumentEqualsPlanningItsText) {
+  // Every field of the document must survive Document::Clone.
+  const std::vector<std::string> docs = {
+      Doc(kTiedSame, R"J(, "templates": [{"axis": "tp", "prefix": "", "rules": {"norm": "colwise"}}],
+                         "overrides": {"head": {"params": {"weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}}})J"),
+      Doc(kTiedSame, R"J(, "plan": {"modules": {}})J"),
+      Doc(R"J({"native": [{"match": ["nor?"], "parallel": {"binding_kind": "tp", "axes": ["tp"]},
+                          "sharding": {"params": {"weight": {"tp": "R"}}, "in_src": {"x": {}}, "in_dst": {"x": {}}}}]})J")};
+  for (const std::string& json : docs) {
+    ParsedDocument parsed = ParseDocument(json, {});
+    ASSERT_TRUE(parsed.document != nullptr) << parsed.error->message;
+    absl::StatusOr<Result> from_text = Plan(json, {});
+    absl::StatusOr<Result> from_parsed = PlanParsed(*parsed.document, 1);
+    ASSERT_TRUE(from_text.ok() && from_parsed.ok());
+    EXPECT_EQ(ResultToJson(*from_parsed), ResultToJson(*from_text));
+    // Planning twice from one parsed document gives the same again.
+    EXPECT_EQ(ResultToJson(*PlanParsed(*parsed.document, 2)), ResultToJson(*from_text));
+  }
 }
 
 }  // namespace
