@@ -82,11 +82,11 @@ Result PlanDocument(std::unique_ptr<Document> parsed) {
   if (!sink.has_errors()) {
     const std::vector<Owner*> entries = o.owners.InOrder();
     BuiltPlan plan = BuildPlan(doc, *tree, {entries.begin(), entries.end()}, sink);
-    if (!sink.has_errors()) ValidatePlan(*tree, o.owners, o.claims, plan.entries, sink);
-    if (!sink.has_errors()) {
-      CheckShapes(doc, DeclarationsOf(*tree, plan.entries, &plan.provenance, plan.packed),
-                  /*out_of_range_is_error=*/true, sink);
-    }
+    // A template conflict keeps the first placement: the rest of the plan is
+    // still checked, so every problem is reported at once.
+    ValidatePlan(*tree, o.owners, o.claims, plan.entries, sink);
+    CheckShapes(doc, DeclarationsOf(*tree, plan.entries, &plan.provenance, plan.packed),
+                /*out_of_range_is_error=*/true, sink);
     ReportUnplanned(*tree, plan.entries, sink);
     PlanOutput& out = result.planned.emplace();
     out.memory = ComputeMemory(doc, PlacementsByParameter(*tree, plan.entries));

@@ -240,5 +240,19 @@ TEST(EngineTest, PlanningAParsedDocumentEqualsPlanningItsText) {
   }
 }
 
+TEST(EngineTest, PlanReportsEveryProblemAtOnce) {
+  // A template conflict, an override of no module and an uneven shard.
+  absl::StatusOr<Result> r = Plan(R"J({"schema": "shardplan.v1", "mesh": {"tp": 4},
+    "parameters": {"w": {"shape": [10, 4]}}, "root": "m",
+    "modules": {"m": {"children": {"lin": "l"}}, "l": {"type": "Linear", "forward": ["x"], "params": {"weight": "w"}}},
+    "templates": [{"axis": "tp", "rules": {"lin": "colwise", "lin.weight": "rowwise"}}],
+    "overrides": {"nope": {"params": {}, "in_src": {}, "in_dst": {}}}})J",
+                                  {});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(Codes(*r), (std::vector<std::string>{"template-conflict", "unknown-module", "uneven-shard"}));
+  EXPECT_EQ(r->diagnostics[2].severity, Severity::kWarning);
+  EXPECT_FALSE(r->ok);
+}
+
 }  // namespace
 }  // namespace shardplan
