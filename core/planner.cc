@@ -104,10 +104,9 @@ class TemplatePlanner {
     for (PathId p = 0; p < tree_.size(); ++p) {
       const Module& module = doc_.modules[tree_.module(p)];
       for (const auto& [name, slot] : module.params) {
-        const std::string full = tree_.FullName({p, name});
-        if (!pattern.Matches(full)) continue;
+        if (!pattern.MatchesParameter(tree_.fqn(p), doc_.Name(name))) continue;
         matched = true;
-        if (Skipped(p, rule, full)) continue;
+        if (Skipped(p, rule, tree_.FullName({p, name}))) continue;
         const std::optional<Placement> weight = PlacementsOf(rule.style, false).weight;
         if (!weight) continue;
         Place(EntryFor(p, rule, provenance), p, rule, name, *weight, t.axis);

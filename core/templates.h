@@ -18,6 +18,9 @@ class TemplatePattern {
   TemplatePattern(std::string_view prefix, std::string_view pattern);
 
   bool Matches(std::string_view fqn) const;
+  // Matches(module_fqn + "." + name) (name alone at the root), without
+  // building the string: for parameter paths.
+  bool MatchesParameter(std::string_view module_fqn, std::string_view name) const;
 
  private:
   // Segments of the full pattern; "*" stands for any one segment. A segment

@@ -1,5 +1,9 @@
 #include "core/templates.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace shardplan {
@@ -33,6 +37,19 @@ TEST(TemplatePatternTest, EverythingElseIsLiteral) {
   EXPECT_FALSE(TemplatePattern("", "*").Matches(""));
   EXPECT_TRUE(TemplatePattern("", "*.*").Matches("a.b"));
   EXPECT_FALSE(TemplatePattern("", "*.*").Matches("a.b.c"));
+}
+
+TEST(TemplatePatternTest, ParameterPathsMatchAsTheirJoinedName) {
+  for (const auto& [prefix, pattern] : std::vector<std::pair<std::string, std::string>>{
+           {"", "layers.*.mlp.weight"}, {"model", "*.weight"}, {"", "weight"}, {"", "*"}, {"a", "b.*"}}) {
+    const TemplatePattern p(prefix, pattern);
+    for (const auto& [module, name] : std::vector<std::pair<std::string, std::string>>{
+             {"layers.0.mlp", "weight"}, {"layers.0.mlp", "bias"}, {"", "weight"}, {"model.x", "weight"},
+             {"model", "weight"}, {"a.b", "c"}, {"a", "b"}, {"layers..mlp", "weight"}}) {
+      const std::string joined = module.empty() ? name : module + "." + name;
+      EXPECT_EQ(p.MatchesParameter(module, name), p.Matches(joined)) << prefix << " | " << pattern << " | " << joined;
+    }
+  }
 }
 
 }  // namespace
