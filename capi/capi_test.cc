@@ -179,6 +179,16 @@ TEST(CApi, NullArgumentsAreErrors) {
       {"add_native layout", sp_builder_add_native(builder, nullptr, 0, nullptr, nullptr)},
       {"add_native axes", sp_builder_add_native(builder, nullptr, 0, layout, &null_axes)},
       {"declare_plan", sp_builder_declare_plan(nullptr)},
+      {"plan doc", sp_document_plan(nullptr, nullptr, &result)},
+      {"plan out", sp_document_plan(doc, nullptr, nullptr)},
+      {"memory result", sp_result_memory(nullptr, nullptr, &flag)},
+      {"memory present", sp_result_memory(result, nullptr, nullptr)},
+      {"plan_entry_count", sp_result_plan_entry_count(nullptr, &count)},
+      {"plan_entry_count out", sp_result_plan_entry_count(result, nullptr)},
+      {"plan_entry", sp_result_plan_entry(nullptr, 0, nullptr)},
+      {"communication_count", sp_result_communication_count(nullptr, &count)},
+      {"communication_count out", sp_result_communication_count(result, nullptr)},
+      {"communication", sp_result_communication(result, 0, nullptr)},
       {"add_plan_entry", sp_builder_add_plan_entry(nullptr, S(""), layout)},
       {"add_plan_entry layout", sp_builder_add_plan_entry(builder, S(""), nullptr)},
       {"to_json", sp_builder_to_json(nullptr, &str)},
@@ -304,6 +314,75 @@ TEST(CApi, ResultsOutliveTheirDocument) {
   ASSERT_EQ(Code(sp_result_json(result, &json)), SP_OK);
   EXPECT_NE(Str(json).find("\"embed_tokens.weight\""), std::string::npos);
   sp_result_delete(result);
+}
+
+// A tp template plans the MLP around an owned embedding; rowwise down_proj
+// implies an all_reduce.
+constexpr char kPlanDoc[] = R"J({"schema": "shardplan.v1", "mesh": {"dp": 2, "tp": 4},
+  "parameters": {"emb": {"shape": [64, 8], "dtype": "bfloat16"}, "up": {"shape": [32, 8]}, "down": {"shape": [8, 32]}},
+  "root": "model",
+  "modules": {"model": {"children": {"embed": "embed", "up_proj": "up", "down_proj": "down"}},
+              "embed": {"type": "Embedding", "forward": ["input"], "params": {"weight": "emb"}},
+              "up": {"type": "Linear", "forward": ["x"], "params": {"weight": "up"}},
+              "down": {"type": "Linear", "forward": ["x"], "params": {"weight": "down"}}},
+  "providers": {"sharding": {"embed": {"params": {"weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}}}},
+  "templates": [{"axis": "tp", "rules": {"up_proj": "colwise", "down_proj": "rowwise"}}]})J";
+
+TEST(CApi, PlanEqualsTheEngineAndReadsItsResults) {
+  sp_document* doc = nullptr;
+  ASSERT_EQ(Code(sp_document_parse(S(kPlanDoc), nullptr, &doc)), SP_OK);
+  sp_result* result = nullptr;
+  ASSERT_EQ(Code(sp_document_plan(doc, nullptr, &result)), SP_OK);
+  absl::StatusOr<shardplan::Result> engine = shardplan::Plan(kPlanDoc, {});
+  ASSERT_TRUE(engine.ok() && engine->planned.has_value());
+  sp_str json;
+  ASSERT_EQ(Code(sp_result_json(result, &json)), SP_OK);
+  EXPECT_EQ(Str(json), shardplan::ResultToJson(*engine));
+
+  sp_memory memory;
+  int present = 0;
+  ASSERT_EQ(Code(sp_result_memory(result, &memory, &present)), SP_OK);
+  ASSERT_EQ(present, 1);
+  const shardplan::MemoryReport& m = *engine->planned->memory;
+  EXPECT_EQ(memory.devices, 8u);
+  EXPECT_EQ(memory.max_bytes, m.max_bytes);
+  EXPECT_EQ(memory.unsharded_bytes, 64u * 8 * 2 + 32 * 8 * 4 + 8 * 32 * 4);
+  EXPECT_EQ(memory.mean_bytes, m.mean_bytes);
+  ASSERT_EQ(memory.num_devices_listed, 8u);
+  EXPECT_EQ(std::vector<uint64_t>(memory.per_device_bytes, memory.per_device_bytes + 8), *m.per_device_bytes);
+
+  size_t count = 0;
+  ASSERT_EQ(Code(sp_result_plan_entry_count(result, &count)), SP_OK);
+  ASSERT_EQ(count, 3u);
+  sp_plan_entry entry;
+  ASSERT_EQ(Code(sp_result_plan_entry(result, 2, &entry)), SP_OK);
+  EXPECT_EQ(Str(entry.fqn), "down_proj");
+  EXPECT_EQ(Str(entry.provenance), "template:tp:down_proj");
+  EXPECT_EQ(entry.fqn.data[entry.fqn.size], '\0');
+  EXPECT_EQ(Code(sp_result_plan_entry(result, 3, &entry)), SP_ERROR_OUT_OF_RANGE);
+
+  ASSERT_EQ(Code(sp_result_communication_count(result, &count)), SP_OK);
+  ASSERT_EQ(count, engine->planned->communication.records.size());
+  bool all_reduce = false;
+  for (size_t i = 0; i < count; ++i) {
+    sp_communication c;
+    ASSERT_EQ(Code(sp_result_communication(result, i, &c)), SP_OK);
+    all_reduce |= Str(c.fqn) == "down_proj" && Str(c.port) == "out:output" && Str(c.axis) == "tp" &&
+                  Str(c.from) == "P" && Str(c.to) == "R" && Str(c.collective) == "all_reduce";
+  }
+  EXPECT_TRUE(all_reduce);
+  sp_communication c;
+  EXPECT_EQ(Code(sp_result_communication(result, count, &c)), SP_ERROR_OUT_OF_RANGE);
+  sp_result_delete(result);
+
+  // A checked (not planned) result has no plan: counts 0, no memory.
+  ASSERT_EQ(Code(sp_document_check(doc, nullptr, &result)), SP_OK);
+  ASSERT_EQ(Code(sp_result_memory(result, &memory, &present)), SP_OK);
+  EXPECT_EQ(present, 0);
+  ASSERT_EQ(Code(sp_result_plan_entry_count(result, &count)), SP_OK);
+  EXPECT_EQ(count, 0u);
+  sp_result_delete(result);
+  sp_document_delete(doc);
 }
 
 // ---- Builder --------------------------------------------------------------

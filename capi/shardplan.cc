@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/engine.h"
 #include "core/parse.h"
 #include "core/placement.h"
@@ -42,6 +43,10 @@ struct sp_result {
   shardplan::Result result;
   std::once_flag json_once;
   std::string json;
+  // Spelled out once when planned: what sp_plan_entry and sp_communication
+  // point into.
+  std::vector<std::array<std::string, 2>> entries;     // per plan entry: FQN, provenance
+  std::vector<std::array<std::string, 3>> placements;  // per record: axis, from, to
 };
 
 namespace {
@@ -451,6 +456,46 @@ sp_error* PortIndex(const sp_port& port, size_t* index) {
   return nullptr;
 }
 
+// sp_document_check and sp_document_plan.
+sp_error* Run(const sp_document* document, const sp_check_options* options, sp_result** out_result, bool plan) {
+  return Guard([&]() -> sp_error* {
+    SP_REQUIRE(document);
+    SP_REQUIRE(out_result);
+    const uint32_t threads = options == nullptr ? 0 : options->threads;
+    if (threads > static_cast<uint32_t>(INT_MAX)) return InvalidArgument("threads is too large");
+    auto result = std::make_unique<sp_result>();
+    if (document->error) {
+      result->result.diagnostics.push_back(*document->error);
+    } else {
+      absl::StatusOr<shardplan::Result> done =
+          plan ? shardplan::PlanParsed(*document->document, static_cast<int>(threads))
+               : shardplan::CheckParsed(document->document, static_cast<int>(threads));
+      if (!done.ok()) return InvalidArgument(std::string(done.status().message()));
+      result->result = *std::move(done);
+    }
+    if (const std::optional<shardplan::PlanOutput>& planned = result->result.planned) {
+      const shardplan::Document& doc = *result->result.document;
+      for (size_t i = 0; i < planned->entries.size(); ++i) {
+        result->entries.push_back(
+            {std::string(doc.Name(planned->entries[i].fqn)), absl::StrJoin(planned->provenance[i], ", ")});
+      }
+      for (const shardplan::CommunicationRecord& r : planned->communication.records) {
+        result->placements.push_back({std::string(doc.Name(r.axis)), shardplan::FormatPlacement(r.from),
+                                      shardplan::FormatPlacement(r.to)});
+      }
+    }
+    *out_result = result.release();
+    return nullptr;
+  });
+}
+
+sp_error* OutOfRange(std::string_view what, size_t index, size_t size) {
+  return Error(SP_ERROR_OUT_OF_RANGE, absl::StrCat(what, " index ", index, " out of range (the result has ", size, ")"));
+}
+
+// A view of a string literal (NUL-terminated).
+sp_str OutLiteral(std::string_view s) { return {s.data(), s.size()}; }
+
 }  // namespace
 
 extern "C" {
@@ -490,23 +535,11 @@ sp_error* sp_document_is_valid(const sp_document* document, int* out_valid) {
 void sp_document_delete(sp_document* document) { delete document; }
 
 sp_error* sp_document_check(const sp_document* document, const sp_check_options* options, sp_result** out_result) {
-  return Guard([&]() -> sp_error* {
-    SP_REQUIRE(document);
-    SP_REQUIRE(out_result);
-    const uint32_t threads = options == nullptr ? 0 : options->threads;
-    if (threads > static_cast<uint32_t>(INT_MAX)) return InvalidArgument("threads is too large");
-    auto result = std::make_unique<sp_result>();
-    if (document->error) {
-      result->result.diagnostics.push_back(*document->error);
-    } else {
-      absl::StatusOr<shardplan::Result> checked =
-          shardplan::CheckParsed(document->document, static_cast<int>(threads));
-      if (!checked.ok()) return InvalidArgument(std::string(checked.status().message()));
-      result->result = *std::move(checked);
-    }
-    *out_result = result.release();
-    return nullptr;
-  });
+  return Run(document, options, out_result, /*plan=*/false);
+}
+
+sp_error* sp_document_plan(const sp_document* document, const sp_check_options* options, sp_result** out_result) {
+  return Run(document, options, out_result, /*plan=*/true);
 }
 
 sp_error* sp_result_ok(const sp_result* result, int* out_ok) {
@@ -562,6 +595,67 @@ sp_error* sp_result_json(const sp_result* result, sp_str* out_json) {
 }
 
 void sp_result_delete(sp_result* result) { delete result; }
+
+sp_error* sp_result_memory(const sp_result* result, sp_memory* out_memory, int* out_present) {
+  SP_REQUIRE(result);
+  SP_REQUIRE(out_memory);
+  SP_REQUIRE(out_present);
+  const std::optional<shardplan::PlanOutput>& planned = result->result.planned;
+  if (!planned || !planned->memory) {
+    *out_present = 0;
+    return nullptr;
+  }
+  const shardplan::MemoryReport& m = *planned->memory;
+  sp_memory out;
+  out.devices = m.devices;
+  out.unsharded_bytes = m.unsharded_bytes;
+  out.max_bytes = m.max_bytes;
+  out.min_bytes = m.min_bytes;
+  out.mean_bytes = m.mean_bytes;
+  out.max_device = m.max_device;
+  out.per_device_bytes = m.per_device_bytes ? m.per_device_bytes->data() : nullptr;
+  out.num_devices_listed = m.per_device_bytes ? m.per_device_bytes->size() : 0;
+  *out_memory = out;
+  *out_present = 1;
+  return nullptr;
+}
+
+sp_error* sp_result_plan_entry_count(const sp_result* result, size_t* out_count) {
+  SP_REQUIRE(result);
+  SP_REQUIRE(out_count);
+  *out_count = result->entries.size();
+  return nullptr;
+}
+
+sp_error* sp_result_plan_entry(const sp_result* result, size_t index, sp_plan_entry* out_entry) {
+  return Guard([&]() -> sp_error* {
+    SP_REQUIRE(result);
+    SP_REQUIRE(out_entry);
+    if (index >= result->entries.size()) return OutOfRange("plan entry", index, result->entries.size());
+    *out_entry = {OutStr(result->entries[index][0]), OutStr(result->entries[index][1])};
+    return nullptr;
+  });
+}
+
+sp_error* sp_result_communication_count(const sp_result* result, size_t* out_count) {
+  SP_REQUIRE(result);
+  SP_REQUIRE(out_count);
+  *out_count = result->placements.size();
+  return nullptr;
+}
+
+sp_error* sp_result_communication(const sp_result* result, size_t index, sp_communication* out_record) {
+  return Guard([&]() -> sp_error* {
+    SP_REQUIRE(result);
+    SP_REQUIRE(out_record);
+    if (index >= result->placements.size()) return OutOfRange("communication record", index, result->placements.size());
+    const shardplan::CommunicationRecord& r = result->result.planned->communication.records[index];
+    const std::array<std::string, 3>& p = result->placements[index];
+    *out_record = {OutStr(r.fqn), OutStr(r.port), OutStr(p[0]), OutStr(p[1]), OutStr(p[2]),
+                   OutLiteral(shardplan::CollectiveName(r.collective))};
+    return nullptr;
+  });
+}
 
 // ---- Layouts ------------------------------------------------------------------
 

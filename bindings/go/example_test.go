@@ -99,3 +99,43 @@ func ExampleError() {
 	// Output:
 	// INVALID_ARGUMENT bad placement 'Shard(0)' (expected S(dim), R, P or P(sum|avg|max|min|prod))
 }
+
+// Plan a model (one module-owned layout, a tp template for the rest) and
+// read the plan, the memory per device and the communication it implies.
+func ExampleDocument_Plan() {
+	doc, err := shardplan.Parse([]byte(`{"schema": "shardplan.v1", "mesh": {"dp": 2, "tp": 4},
+	  "parameters": {"emb": {"shape": [64, 8], "dtype": "bfloat16"}, "up": {"shape": [32, 8]}, "down": {"shape": [8, 32]}},
+	  "root": "model",
+	  "modules": {"model": {"children": {"embed": "embed", "up_proj": "up", "down_proj": "down"}},
+	              "embed": {"type": "Embedding", "forward": ["input"], "params": {"weight": "emb"}},
+	              "up": {"type": "Linear", "forward": ["x"], "params": {"weight": "up"}},
+	              "down": {"type": "Linear", "forward": ["x"], "params": {"weight": "down"}}},
+	  "providers": {"sharding": {"embed": {"params": {"weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}}}},
+	  "templates": [{"axis": "tp", "rules": {"up_proj": "colwise", "down_proj": "rowwise"}}]}`), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer doc.Close()
+	res, err := doc.Plan(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer res.Close()
+	fmt.Println("ok:", res.OK())
+	for _, e := range res.PlanEntries() {
+		fmt.Printf("plan %s: %s\n", e.FQN, e.Provenance)
+	}
+	m := res.Memory()
+	fmt.Printf("memory: %d devices, %d bytes unsharded, max %d on device %d, per device %v\n",
+		m.Devices, m.UnshardedBytes, m.MaxBytes, m.MaxDevice, m.PerDeviceBytes)
+	for _, c := range res.CommunicationRecords() {
+		fmt.Printf("%s %s %s: %s -> %s %s\n", c.FQN, c.Port, c.Axis, c.From, c.To, c.Collective)
+	}
+	// Output:
+	// ok: true
+	// plan embed: owned:model
+	// plan up_proj: template:tp:up_proj
+	// plan down_proj: template:tp:down_proj
+	// memory: 8 devices, 3072 bytes unsharded, max 768 on device 0, per device [768 768 768 768 768 768 768 768]
+	// down_proj out:output tp: P -> R all_reduce
+}

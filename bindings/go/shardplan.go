@@ -307,17 +307,41 @@ type CheckOptions struct {
 // document has a plan, the final plan. A document may be checked any number
 // of times, from several goroutines at once. opts may be nil.
 func (d *Document) Check(opts *CheckOptions) (*Result, error) {
+	return d.run("Document.Check", opts, false)
+}
+
+// Plan makes the final plan from the document's owners, templates and
+// overrides and checks it (ownership, the plan checks, shapes), then
+// computes the memory per device and the communication the plan implies
+// (docs planner-v1, `shardplan plan`). A document that gives a plan of its
+// own is checked as Check does, and no plan is made. The Result then also
+// has Memory, PlanEntries and CommunicationRecords, and its JSON has
+// "plan", "provenance", "memory", "communication" and "collectives". A
+// document may be planned any number of times, from several goroutines at
+// once. opts may be nil.
+func (d *Document) Plan(opts *CheckOptions) (*Result, error) {
+	return d.run("Document.Plan", opts, true)
+}
+
+// run is Check (plan false) or Plan (plan true).
+func (d *Document) run(method string, opts *CheckOptions, plan bool) (*Result, error) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	if d.ptr == nil {
-		return nil, closedError("Document.Check")
+		return nil, closedError(method)
 	}
 	var copts *C.sp_check_options
 	if opts != nil {
 		copts = &C.sp_check_options{threads: C.uint32_t(opts.Threads)}
 	}
 	var out *C.sp_result
-	if err := takeError(C.sp_document_check(d.ptr, copts, &out)); err != nil {
+	var e *C.sp_error
+	if plan {
+		e = C.sp_document_plan(d.ptr, copts, &out)
+	} else {
+		e = C.sp_document_check(d.ptr, copts, &out)
+	}
+	if err := takeError(e); err != nil {
 		return nil, err
 	}
 	return newResult(out)
@@ -383,16 +407,21 @@ func (d Diagnostic) String() string {
 	return s
 }
 
-// Result is the outcome of checking a document. OK, Len and Diagnostics
-// are copied into Go memory when the result is made and keep working after
-// Close. JSON is made by the library on first use (for a large model that
+// Result is the outcome of checking or planning a document. OK, Len,
+// Diagnostics and, for a planned result, Memory, PlanEntries and
+// CommunicationRecords are copied into Go memory when the result is made
+// and keep working after Close. JSON is made by the library on first use (for a large model that
 // costs a good part of the check's time, so a caller that never asks for it
-// does not pay) and then cached. Diagnostic reads the library's result.
+// does not pay) and then cached. Diagnostic, PlanEntry and
+// CommunicationRecord read the library's result.
 type Result struct {
 	mu       sync.RWMutex
 	ptr      *C.sp_result
 	ok       bool
 	diags    []Diagnostic
+	memory   *Memory               // nil: not planned
+	plan     []PlanEntry           // plan.go
+	comm     []CommunicationRecord // plan.go
 	jsonOnce sync.Once
 	json     string
 }
@@ -420,6 +449,10 @@ func newResult(p *C.sp_result) (*Result, error) {
 			return nil, err
 		}
 		r.diags = append(r.diags, d)
+	}
+	if err := r.copyPlan(); err != nil {
+		r.Close()
+		return nil, err
 	}
 	return r, nil
 }
@@ -461,14 +494,14 @@ func (r *Result) Diagnostic(i int) (Diagnostic, error) {
 		return Diagnostic{}, closedError("Result.Diagnostic")
 	}
 	if i < 0 {
-		return Diagnostic{}, &Error{Code: CodeOutOfRange,
-			Message: fmt.Sprintf("diagnostic index %d out of range (the result has %d)", i, len(r.diags))}
+		return Diagnostic{}, negativeIndex("diagnostic", i, len(r.diags))
 	}
 	return r.diagnostic(C.size_t(i))
 }
 
 // JSON returns the whole result as compact JSON (schema
-// shardplan.result.v1, the bytes `shardplan check --format json` prints).
+// shardplan.result.v1, the bytes `shardplan check --format json` prints,
+// or `shardplan plan --format json` for a planned result).
 // The first call copies it out of the library and later calls return the
 // same string. Read it before Close: on a Result closed before JSON was
 // ever called, JSON returns "".
@@ -489,9 +522,9 @@ func (r *Result) JSON() string {
 	return r.json
 }
 
-// Close frees the library's result. OK, Len and Diagnostics stay
-// available, and JSON if it was called before. Close is idempotent and always returns
-// nil.
+// Close frees the library's result. OK, Len, Diagnostics, Memory,
+// PlanEntries and CommunicationRecords stay available, and JSON if it was
+// called before. Close is idempotent and always returns nil.
 func (r *Result) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -422,6 +422,9 @@ func TestFinalizersFreeUnclosedHandles(t *testing.T) {
 		if _, err := d.Check(nil); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := d.Plan(nil); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := NewLayout(); err != nil {
 			t.Fatal(err)
 		}

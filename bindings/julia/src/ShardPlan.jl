@@ -3,14 +3,17 @@
 
 Julia binding of the shardplan C ABI, version 1 (`capi/include/shardplan/shardplan.h`).
 
-Parse a `shardplan.v1` document (or build one with [`Builder`](@ref)), check it, and read the
-diagnostics and the `shardplan.result.v1` JSON:
+Parse a `shardplan.v1` document (or build one with [`Builder`](@ref)), check it or plan it,
+and read the diagnostics, the plan, the memory per device, the communication and the
+`shardplan.result.v1` JSON:
 
 ```julia
 using ShardPlan
 doc = parse_document(read("model.json", String))
 res = check(doc)
 isok(res) || foreach(println, diagnostics(res))
+planned = plan(doc)   # templates and overrides -> the final plan, memory, communication
+memory(planned), plan_entries(planned), communications(planned)
 ```
 
 The shared library is `ENV["SHARDPLAN_LIBRARY"]` (the full path of `libshardplan.so`) when set,
@@ -31,6 +34,8 @@ export ABI_VERSION, ShardPlanError, AbiMismatchError, ErrorCode, Severity, Port,
        abi_version, library_version, check_abi,
        parse_document, is_valid, check, isok, diagnostic_count, diagnostic, diagnostics,
        result_json,
+       PlanMemory, PlanEntry, Communication, plan, memory, plan_entry_count, plan_entry,
+       plan_entries, communication_count, communication, communications,
        declare!, add_entry!, set_placement!, set_out_names!,
        add_axis!, add_parameter!, add_module!, add_forward_arg!, add_child!,
        add_module_param!, set_module_parallel!, set_family!, set_family_cached!, set_root!,
@@ -162,6 +167,38 @@ struct SpParallelSpec
     binding_kind::SpStr
     axes::Ptr{SpStr}
     num_axes::Csize_t
+end
+
+"""
+`sp_memory`: six scalar fields (the double `mean_bytes` among the `uint64_t`s, all 8 bytes), then
+`num_devices_listed` values at `per_device_bytes` (owned by the result; C_NULL beyond 65,536
+devices).
+"""
+struct SpMemory
+    devices::UInt64
+    unsharded_bytes::UInt64
+    max_bytes::UInt64
+    min_bytes::UInt64
+    mean_bytes::Cdouble
+    max_device::UInt64
+    per_device_bytes::Ptr{UInt64}
+    num_devices_listed::Csize_t
+end
+
+"""`sp_plan_entry`: its strings are owned by the result it was read from."""
+struct SpPlanEntry
+    fqn::SpStr
+    provenance::SpStr
+end
+
+"""`sp_communication`: its strings are owned by the result it was read from."""
+struct SpCommunication
+    fqn::SpStr
+    port::SpStr
+    axis::SpStr
+    from::SpStr
+    to::SpStr
+    collective::SpStr
 end
 
 # An input sp_str over the bytes of `s` (a String or a Vector{UInt8}). The caller keeps `s`
@@ -418,6 +455,162 @@ function result_json(res::Result)
     _check_error(err)
     return GC.@preserve res something(_string(out[]), "")
 end
+
+# ---- Planning (planner-v1, `shardplan plan`) ---------------------------------------------------
+
+"""
+    plan(doc; threads = 0) -> Result
+
+Make the final plan from the document's owners, `templates` and `overrides`, check it
+(ownership, the plan checks, shapes), and compute the memory per device and the collectives it
+implies ([`memory`](@ref), [`plan_entries`](@ref), [`communications`](@ref); the result JSON then
+also has `"plan"`, `"provenance"`, `"memory"`, `"communication"` and `"collectives"`). A document
+that gives a `plan` of its own is checked as [`check`](@ref) does. `threads` as for `check`.
+"""
+function plan(doc::Document; threads::Integer = 0)
+    p = _ptr(doc)
+    opts = Ref(SpCheckOptions(UInt32(threads)))
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    err = GC.@preserve doc ccall((:sp_document_plan, libshardplan[]), Ptr{Cvoid},
+                                 (Ptr{Cvoid}, Ptr{SpCheckOptions}, Ptr{Ptr{Cvoid}}), p, opts, out)
+    _check_error(err)
+    return Result(out[])
+end
+
+"""
+The memory per device of a planned result (planner-v1 section 5), copied out. Devices are
+numbered row-major over the mesh axes, from 0 as in the C API (`max_device` is the lowest
+device holding `max_bytes`); bytes are per device. `per_device_bytes` (device `d` at index
+`d + 1`) is `nothing` beyond 65,536 devices.
+"""
+struct PlanMemory
+    devices::Int64
+    unsharded_bytes::Int64
+    max_bytes::Int64
+    min_bytes::Int64
+    mean_bytes::Float64
+    max_device::Int64
+    per_device_bytes::Union{Vector{Int64},Nothing}
+end
+
+"""
+    memory(res) -> Union{PlanMemory,Nothing}
+
+The memory per device of a planned result; `nothing` when there is none (the result was
+checked, not planned, or the mesh has more than 2^24 devices). The values are copied out of the
+result. (The C counts are `uint64_t`; one past `typemax(Int64)` would throw an `InexactError`.)
+"""
+function memory(res::Result)
+    p = _ptr(res)
+    out = Ref{SpMemory}()
+    present = Ref{Cint}(0)
+    err = GC.@preserve res ccall((:sp_result_memory, libshardplan[]), Ptr{Cvoid},
+                                 (Ptr{Cvoid}, Ptr{SpMemory}, Ptr{Cint}), p, out, present)
+    _check_error(err)
+    present[] == 0 && return nothing  # out[] was left untouched: never read it
+    m = out[]
+    # per_device_bytes belongs to the result: copy it while the result is alive.
+    per_device = m.per_device_bytes == C_NULL ? nothing :
+        GC.@preserve res Int64[unsafe_load(m.per_device_bytes, k) for k in 1:m.num_devices_listed]
+    return PlanMemory(m.devices, m.unsharded_bytes, m.max_bytes, m.min_bytes, m.mean_bytes,
+                      m.max_device, per_device)
+end
+
+"""
+One entry of a planned result's final plan, copied out: the module's `fqn` and where the entry
+came from, `provenance` (`"owned:model"`, `"owned:family"`, `"owned:native"`,
+`"template:AXIS:PATTERN"`, `"override"`, joined with `", "`). The layout is in the result JSON.
+"""
+struct PlanEntry
+    fqn::String
+    provenance::String
+end
+
+"""`plan_entry_count(res)`: the number of plan entries (0 when the result was not planned)."""
+function plan_entry_count(res::Result)
+    p = _ptr(res)
+    n = Ref{Csize_t}(0)
+    err = GC.@preserve res ccall((:sp_result_plan_entry_count, libshardplan[]), Ptr{Cvoid},
+                                 (Ptr{Cvoid}, Ptr{Csize_t}), p, n)
+    _check_error(err)
+    return Int(n[])
+end
+
+"""
+    plan_entry(res, i) -> PlanEntry
+
+Plan entry `i` (1-based, plan order). An index past the end is the library's
+`ERROR_OUT_OF_RANGE` (its message counts from 0, like the C API).
+"""
+function plan_entry(res::Result, i::Integer)
+    i >= 1 || throw(ShardPlanError(ERROR_OUT_OF_RANGE,
+                                   "plan entry index $i out of range (indices start at 1)"))
+    p = _ptr(res)
+    out = Ref{SpPlanEntry}()
+    err = GC.@preserve res ccall((:sp_result_plan_entry, libshardplan[]), Ptr{Cvoid},
+                                 (Ptr{Cvoid}, Csize_t, Ptr{SpPlanEntry}), p, i - 1, out)
+    _check_error(err)
+    e = out[]
+    # The strings belong to the result: copy them while it is alive.
+    return GC.@preserve res PlanEntry(something(_string(e.fqn), ""),
+                                      something(_string(e.provenance), ""))
+end
+
+"""`plan_entries(res)`: all plan entries, in plan order (empty when the result was not planned)."""
+plan_entries(res::Result) = PlanEntry[plan_entry(res, i) for i in 1:plan_entry_count(res)]
+
+"""
+One communication record of a planned result (planner-v1 section 6), copied out: on port
+`port` (`"in:NAME"` or `"out:NAME"`) of the module at `fqn`, mesh axis `axis` goes from
+placement `from` to `to`, which takes `collective` (`"all_gather"`, `"slice"`, `"all_reduce"`,
+`"reduce_scatter"`, `"all_to_all"`, `"none"` or `"unsupported"`).
+"""
+struct Communication
+    fqn::String
+    port::String
+    axis::String
+    from::String
+    to::String
+    collective::String
+end
+
+"""`communication_count(res)`: the number of communication records (0 when not planned)."""
+function communication_count(res::Result)
+    p = _ptr(res)
+    n = Ref{Csize_t}(0)
+    err = GC.@preserve res ccall((:sp_result_communication_count, libshardplan[]), Ptr{Cvoid},
+                                 (Ptr{Cvoid}, Ptr{Csize_t}), p, n)
+    _check_error(err)
+    return Int(n[])
+end
+
+"""
+    communication(res, i) -> Communication
+
+Communication record `i` (1-based: plan order, ports, mesh axes). An index past the end is the
+library's `ERROR_OUT_OF_RANGE` (its message counts from 0, like the C API).
+"""
+function communication(res::Result, i::Integer)
+    i >= 1 || throw(ShardPlanError(
+        ERROR_OUT_OF_RANGE, "communication record index $i out of range (indices start at 1)"))
+    p = _ptr(res)
+    out = Ref{SpCommunication}()
+    err = GC.@preserve res ccall((:sp_result_communication, libshardplan[]), Ptr{Cvoid},
+                                 (Ptr{Cvoid}, Csize_t, Ptr{SpCommunication}), p, i - 1, out)
+    _check_error(err)
+    c = out[]
+    # The strings belong to the result: copy them while it is alive.
+    return GC.@preserve res Communication(something(_string(c.fqn), ""),
+                                          something(_string(c.port), ""),
+                                          something(_string(c.axis), ""),
+                                          something(_string(c.from), ""),
+                                          something(_string(c.to), ""),
+                                          something(_string(c.collective), ""))
+end
+
+"""`communications(res)`: all communication records (empty when the result was not planned)."""
+communications(res::Result) =
+    Communication[communication(res, i) for i in 1:communication_count(res)]
 
 # ---- Layouts ----------------------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ Type correspondence (const is ignored: Julia has no const pointers):
   int                               Cint, Int32
   uint32_t / uint64_t / int64_t     UInt32 / UInt64 / Int64 (Cuint for uint32_t)
   size_t                            Csize_t, UInt
+  double / float                    Cdouble, Float64 / Cfloat, Float32
   an enum (sp_port, ...)            Cint, Int32, or its Julia @enum type
   a struct by value (sp_str)        its Julia mirror struct (SpStr)
   char *  (const or not)            Cstring, Ptr{UInt8}, Ptr{Cchar}
@@ -58,6 +59,8 @@ SCALARS = {
     "int32_t": {"Int32"},
     "uint8_t": {"UInt8"},
     "size_t": {"Csize_t", "UInt"},
+    "double": {"Cdouble", "Float64"},
+    "float": {"Cfloat", "Float32"},
 }
 VOID = {"Cvoid", "Nothing"}
 CSTRING = {"Cstring", "Ptr{UInt8}", "Ptr{Cchar}"}

@@ -210,6 +210,32 @@ const FULL_TWIN = """
 }
 """
 
+# The planning brief's document: templates plan up_proj and down_proj on tp; embed is owned by
+# its provider. Expected (the same C calls made through Python ctypes): ok, 3 plan entries,
+# 768 bytes on each of the 8 devices, and one all_reduce on down_proj's output.
+const PLAN_DOC = """
+{"schema": "shardplan.v1", "mesh": {"dp": 2, "tp": 4},
+ "parameters": {"emb": {"shape": [64, 8], "dtype": "bfloat16"}, "up": {"shape": [32, 8]}, "down": {"shape": [8, 32]}},
+ "root": "model",
+ "modules": {"model": {"children": {"embed": "embed", "up_proj": "up", "down_proj": "down"}},
+             "embed": {"type": "Embedding", "forward": ["input"], "params": {"weight": "emb"}},
+             "up": {"type": "Linear", "forward": ["x"], "params": {"weight": "up"}},
+             "down": {"type": "Linear", "forward": ["x"], "params": {"weight": "down"}}},
+ "providers": {"sharding": {"embed": {"params": {"weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}}}},
+ "templates": [{"axis": "tp", "rules": {"up_proj": "colwise", "down_proj": "rowwise"}}]}
+"""
+
+# Five rows over tp=4 (torch.chunk: 2, 2, 1, 0 rows of one bfloat16): uneven memory, a
+# fractional mean, and an uneven-shard warning that does not fail the document.
+const UNEVEN_DOC = """
+{"schema": "shardplan.v1", "mesh": {"tp": 4},
+ "parameters": {"w": {"shape": [5, 1], "dtype": "bfloat16"}},
+ "root": "model",
+ "modules": {"model": {"children": {"proj": "lin"}},
+             "lin": {"type": "Linear", "forward": ["x"], "params": {"weight": "w"}}},
+ "templates": [{"axis": "tp", "rules": {"proj": "colwise"}}]}
+"""
+
 function family_layout(proj_placement)
     l = Layout()
     set_placement!(l, PORT_PARAMS, "proj.weight", "tp", proj_placement)
@@ -425,6 +451,134 @@ end
     res = check(build_document(dangling))
     @test !isok(res)
     @test diagnostics(res)[1].code == "invalid-document"
+end
+
+@testset "planning" begin
+    # The mirrors have the header's layout (sizes and offsets measured with offsetof on the
+    # header, LP64): the double mean_bytes at 32, the pointer at 48, the size_t at 56.
+    @test isbitstype(ShardPlan.SpMemory) && isbitstype(ShardPlan.SpPlanEntry) &&
+          isbitstype(ShardPlan.SpCommunication)
+    if Sys.WORD_SIZE == 64
+        @test sizeof(ShardPlan.SpMemory) == 64
+        @test [fieldoffset(ShardPlan.SpMemory, k) for k in 1:8] == [0, 8, 16, 24, 32, 40, 48, 56]
+        @test sizeof(ShardPlan.SpPlanEntry) == 32
+        @test fieldoffset(ShardPlan.SpPlanEntry, 2) == 16
+        @test sizeof(ShardPlan.SpCommunication) == 96
+        @test [fieldoffset(ShardPlan.SpCommunication, k) for k in 1:6] == [0, 16, 32, 48, 64, 80]
+    end
+
+    doc = parse_document(PLAN_DOC)
+    @test is_valid(doc)
+    res = plan(doc)
+    @test isok(res)
+    @test isempty(diagnostics(res))
+
+    # Plan entries, in plan order, with their provenance.
+    @test plan_entry_count(res) == 3
+    entries = plan_entries(res)
+    @test entries isa Vector{PlanEntry}
+    @test [e.fqn for e in entries] == ["embed", "up_proj", "down_proj"]
+    @test [e.provenance for e in entries] ==
+          ["owned:model", "template:tp:up_proj", "template:tp:down_proj"]
+    e = plan_entry(res, 2)
+    @test e.fqn == "up_proj" && e.provenance == "template:tp:up_proj"
+
+    # Memory per device: every parameter sharded 4 ways on tp, replicated on dp.
+    m = memory(res)
+    @test m isa PlanMemory
+    @test m.devices == 8
+    @test m.unsharded_bytes == 3072 == 64 * 8 * 2 + 32 * 8 * 4 + 8 * 32 * 4
+    @test m.per_device_bytes == fill(768, 8)
+    @test length(m.per_device_bytes) == m.devices
+    @test m.max_bytes == maximum(m.per_device_bytes) == 768
+    @test m.min_bytes == minimum(m.per_device_bytes) == 768
+    @test m.mean_bytes === 768.0
+    @test m.max_device == 0
+
+    # Communication: rowwise down_proj reduces its partial output on tp.
+    @test communication_count(res) == 1
+    cs = communications(res)
+    @test cs isa Vector{Communication}
+    c = cs[1]
+    @test (c.fqn, c.port, c.axis, c.from, c.to, c.collective) ==
+          ("down_proj", "out:output", "tp", "P", "R", "all_reduce")
+    c = communication(res, 1)
+    @test c.collective == "all_reduce"
+
+    # The result JSON has the planning sections, agreeing with the accessors.
+    text = result_json(res)
+    for key in ("plan", "provenance", "memory", "communication", "collectives")
+        @test occursin("\"$key\"", text)
+    end
+    j = parse_json(text)
+    @test j["ok"] === true
+    @test Set(keys(j["plan"]["modules"])) == Set(["embed", "up_proj", "down_proj"])
+    @test j["provenance"]["down_proj"] == ["template:tp:down_proj"]
+    @test j["memory"]["unsharded_bytes"] == m.unsharded_bytes
+    @test j["memory"]["per_device_bytes"] == m.per_device_bytes
+    @test j["communication"][1]["collective"] == "all_reduce"
+    @test j["communication"][1]["from"] == "P" && j["communication"][1]["to"] == "R"
+    @test j["collectives"]["all_reduce"]["tp"] == 1
+    @test result_json(plan(doc; threads = 1)) == result_json(plan(doc; threads = 4))
+
+    # An index past the end is the library's OUT_OF_RANGE (its message counts from 0).
+    err = caught(() -> plan_entry(res, 4))
+    @test err isa ShardPlanError
+    @test err.code == ERROR_OUT_OF_RANGE
+    @test err.message == "plan entry index 3 out of range (the result has 3)"
+    @test caught(() -> plan_entry(res, 0)).code == ERROR_OUT_OF_RANGE
+    err = caught(() -> communication(res, 2))
+    @test err isa ShardPlanError
+    @test err.code == ERROR_OUT_OF_RANGE
+    @test err.message == "communication record index 1 out of range (the result has 1)"
+    @test caught(() -> communication(res, 0)).code == ERROR_OUT_OF_RANGE
+
+    # A checked (not planned) result has no memory, no entries and no records.
+    checked = check(doc)
+    @test isok(checked)
+    @test memory(checked) === nothing
+    @test plan_entry_count(checked) == 0
+    @test isempty(plan_entries(checked))
+    @test communication_count(checked) == 0
+    @test isempty(communications(checked))
+    @test caught(() -> plan_entry(checked, 1)).code == ERROR_OUT_OF_RANGE
+    @test caught(() -> communication(checked, 1)).code == ERROR_OUT_OF_RANGE
+    @test !occursin("\"memory\"", result_json(checked))
+
+    # A document that gives its own plan is checked, not planned; a malformed one is a diagnostic.
+    own = parse_document(FULL_TWIN)
+    @test result_json(plan(own)) == result_json(check(own))
+    @test memory(plan(own)) === nothing && plan_entry_count(plan(own)) == 0
+    bad = plan(parse_document("{not json"))
+    @test !isok(bad)
+    @test diagnostics(bad)[1].code == "invalid-document"
+    @test memory(bad) === nothing
+
+    # Uneven shards: a warning (still ok), and memory that differs per device.
+    uneven = plan(parse_document(UNEVEN_DOC))
+    @test isok(uneven)
+    ds = diagnostics(uneven)
+    @test length(ds) == 1
+    @test ds[1].code == "uneven-shard" && ds[1].severity == SEVERITY_WARNING
+    @test ds[1].fqn == "proj" && ds[1].parameter == "proj.weight"
+    um = memory(uneven)
+    @test um.devices == 4 && um.unsharded_bytes == 10
+    @test um.per_device_bytes == [4, 4, 2, 0]
+    @test um.max_bytes == 4 && um.min_bytes == 0 && um.max_device == 0
+    @test um.mean_bytes === 2.5
+    @test [(x.fqn, x.provenance) for x in plan_entries(uneven)] == [("proj", "template:tp:proj")]
+    @test isempty(communications(uneven))
+
+    # Results outlive their document; closed handles are never passed to the library.
+    kept = plan(doc)
+    close(doc)
+    @test memory(kept).per_device_bytes == fill(768, 8)
+    @test plan_entry(kept, 3).fqn == "down_proj"
+    @test caught(() -> plan(doc)) isa InvalidStateException
+    close(kept)
+    @test caught(() -> memory(kept)) isa InvalidStateException
+    @test caught(() -> plan_entries(kept)) isa InvalidStateException
+    @test caught(() -> communications(kept)) isa InvalidStateException
 end
 
 end # testset ShardPlan

@@ -70,7 +70,28 @@ class CheckerTest(unittest.TestCase):
         self.assertGreaterEqual(len(header.functions), 30)
         self.assertEqual({c.name for c in calls} | set(check_ccalls.NOT_WRAPPED),
                          set(header.functions))
-        self.assertIn("5 structs and 3 enums", summary)
+        self.assertIn("8 structs and 3 enums", summary)
+
+    def test_planning_structs_read_from_the_header(self):
+        # The checker reads the planning structs field by field, in order (sp_memory: six
+        # 8-byte scalars, the double fifth, then a pointer and a size_t).
+        header = check_ccalls.Header(HEADER)
+        self.assertEqual(header.problems, [])
+        fields = lambda name: [(f, t.base, t.depth) for f, t in header.structs[name]]
+        self.assertEqual(fields("sp_memory"),
+                         [("devices", "uint64_t", 0), ("unsharded_bytes", "uint64_t", 0),
+                          ("max_bytes", "uint64_t", 0), ("min_bytes", "uint64_t", 0),
+                          ("mean_bytes", "double", 0), ("max_device", "uint64_t", 0),
+                          ("per_device_bytes", "uint64_t", 1), ("num_devices_listed", "size_t", 0)])
+        self.assertEqual(fields("sp_plan_entry"), [("fqn", "sp_str", 0), ("provenance", "sp_str", 0)])
+        self.assertEqual([f for f, _, _ in fields("sp_communication")],
+                         ["fqn", "port", "axis", "from", "to", "collective"])
+        structs = check_ccalls.find_structs(MAIN, SOURCES[MAIN])
+        self.assertEqual(structs["SpMemory"][1],
+                         [("devices", "UInt64"), ("unsharded_bytes", "UInt64"),
+                          ("max_bytes", "UInt64"), ("min_bytes", "UInt64"),
+                          ("mean_bytes", "Cdouble"), ("max_device", "UInt64"),
+                          ("per_device_bytes", "Ptr{UInt64}"), ("num_devices_listed", "Csize_t")])
 
     def test_main_exit_status(self):
         with contextlib.redirect_stdout(io.StringIO()) as out:
@@ -156,6 +177,29 @@ class CheckerTest(unittest.TestCase):
             'const _S = "ccall((:sp_bogus3, libshardplan[]), Cvoid, ()) $(string(\'(\'))"\n')
         self.assertEqual(self.run_check(main=main), [])
 
+    def test_planning_ccall_argument_types(self):
+        main = self.mutate("(Ptr{Cvoid}, Ptr{SpMemory}, Ptr{Cint}), p, out, present)",
+                           "(Ptr{Cvoid}, Ptr{SpStr}, Ptr{Cint}), p, out, present)")
+        self.assertReported(r"ccall sp_result_memory: argument 2 \(out_memory\) is Ptr\{SpStr\}, "
+                            r"C has sp_memory \*", main=main)
+        main = self.mutate("(Ptr{Cvoid}, Ptr{SpMemory}, Ptr{Cint}), p, out, present)",
+                           "(Ptr{Cvoid}, Ptr{SpMemory}, Ptr{Csize_t}), p, out, present)")
+        self.assertReported(r"ccall sp_result_memory: argument 3 \(out_present\) is Ptr\{Csize_t\}",
+                            main=main)
+        main = self.mutate("(Ptr{Cvoid}, Csize_t, Ptr{SpPlanEntry}), p, i - 1, out)",
+                           "(Ptr{Cvoid}, Cint, Ptr{SpPlanEntry}), p, i - 1, out)")
+        self.assertReported(r"ccall sp_result_plan_entry: argument 2 \(index\) is Cint, C has size_t",
+                            main=main)
+        main = self.mutate("(Ptr{Cvoid}, Csize_t, Ptr{SpCommunication}), p, i - 1, out)",
+                           "(Ptr{Cvoid}, Csize_t, Ptr{SpPlanEntry}), p, i - 1, out)")
+        self.assertReported(r"ccall sp_result_communication: argument 3 \(out_record\) is "
+                            r"Ptr\{SpPlanEntry\}, C has sp_communication \*", main=main)
+
+    def test_plan_calling_check_reported(self):
+        main = self.mutate("ccall((:sp_document_plan, libshardplan[])",
+                           "ccall((:sp_document_check, libshardplan[])")
+        self.assertReported(r"sp_document_plan is neither called by the binding", main=main)
+
     # ---- coverage -----------------------------------------------------------------------------
 
     def test_uncalled_function_reported(self):
@@ -227,6 +271,84 @@ class CheckerTest(unittest.TestCase):
         header = replace_once(HEADER, "  uint32_t threads;\n", "  uint32_t threads;\n  uint32_t seed;\n")
         self.assertReported(r"struct SpCheckOptions: fields \(threads\) differ from C "
                             r"sp_check_options \(threads, seed\)", header=header)
+
+    def test_memory_double_field(self):
+        # mean_bytes is a C double: an integer or a single-precision mirror is reported.
+        for wrong in ("UInt64", "Float32", "Cfloat", "Int64"):
+            main = self.mutate("    mean_bytes::Cdouble", "    mean_bytes::" + wrong)
+            self.assertReported(r"struct SpMemory: field mean_bytes is %s, C has double" % wrong,
+                                main=main)
+        # Float64 is the same type as Cdouble.
+        main = self.mutate("    mean_bytes::Cdouble", "    mean_bytes::Float64")
+        self.assertEqual(self.run_check(main=main), [])
+
+    def test_memory_uint64_fields(self):
+        main = self.mutate("    max_device::UInt64", "    max_device::UInt32")
+        self.assertReported(r"struct SpMemory: field max_device is UInt32, C has uint64_t", main=main)
+        main = self.mutate("    devices::UInt64\n    unsharded_bytes",
+                           "    devices::Int64\n    unsharded_bytes")
+        self.assertReported(r"struct SpMemory: field devices is Int64, C has uint64_t", main=main)
+        main = self.mutate("    num_devices_listed::Csize_t", "    num_devices_listed::UInt32")
+        self.assertReported(r"struct SpMemory: field num_devices_listed is UInt32, C has size_t",
+                            main=main)
+
+    def test_memory_pointer_field(self):
+        main = self.mutate("    per_device_bytes::Ptr{UInt64}", "    per_device_bytes::Ptr{Int64}")
+        self.assertReported(r"struct SpMemory: field per_device_bytes is Ptr\{Int64\}, "
+                            r"C has const uint64_t \*", main=main)
+        main = self.mutate("    per_device_bytes::Ptr{UInt64}", "    per_device_bytes::Ref{UInt64}")
+        self.assertReported(r"struct SpMemory: field per_device_bytes is Ref\{UInt64\}", main=main)
+        main = self.mutate("    per_device_bytes::Ptr{UInt64}", "    per_device_bytes::UInt64")
+        self.assertReported(r"struct SpMemory: field per_device_bytes is UInt64", main=main)
+
+    def test_memory_fields_reordered_or_missing(self):
+        # The double moved after max_device: same types, different layout.
+        main = self.mutate("    mean_bytes::Cdouble\n    max_device::UInt64\n",
+                           "    max_device::UInt64\n    mean_bytes::Cdouble\n")
+        self.assertReported(r"struct SpMemory: fields \(devices, unsharded_bytes, max_bytes, "
+                            r"min_bytes, max_device, mean_bytes, per_device_bytes, "
+                            r"num_devices_listed\) differ from C sp_memory", main=main)
+        main = self.mutate("    num_devices_listed::Csize_t\n", "")
+        self.assertReported(r"struct SpMemory: fields .* differ from C sp_memory", main=main)
+        main = self.mutate("struct SpMemory\n", "mutable struct SpMemory\n")
+        self.assertReported(r"struct SpMemory: must be immutable", main=main)
+
+    def test_plan_entry_mirror(self):
+        main = self.mutate("    provenance::SpStr\n", "")
+        self.assertReported(r"struct SpPlanEntry: fields \(fqn\) differ from C sp_plan_entry "
+                            r"\(fqn, provenance\)", main=main)
+        main = self.mutate("    provenance::SpStr\n", "    provenance::Ptr{UInt8}\n")
+        self.assertReported(r"struct SpPlanEntry: field provenance is Ptr\{UInt8\}, C has sp_str",
+                            main=main)
+        main = self.mutate("struct SpPlanEntry\n", "struct PlanEntryC\n")
+        self.assertReported(r"C struct sp_plan_entry has no Julia struct SpPlanEntry", main=main)
+
+    def test_communication_mirror(self):
+        main = self.mutate("    from::SpStr\n    to::SpStr\n", "    to::SpStr\n    from::SpStr\n")
+        self.assertReported(r"struct SpCommunication: fields \(fqn, port, axis, to, from, collective\) "
+                            r"differ", main=main)
+        main = self.mutate("    from::SpStr\n", "    from_::SpStr\n")
+        self.assertReported(r"struct SpCommunication: fields \(fqn, port, axis, from_, to, "
+                            r"collective\) differ", main=main)
+        main = self.mutate("    collective::SpStr\n", "    collective::SpStr\n    extra::SpStr\n")
+        self.assertReported(r"struct SpCommunication: fields .* differ", main=main)
+        main = self.mutate("struct SpCommunication\n", "struct SpCommunicationRecord\n")
+        self.assertReported(r"C struct sp_communication has no Julia struct SpCommunication",
+                            main=main)
+
+    def test_header_planning_struct_drift(self):
+        header = replace_once(HEADER, "  double mean_bytes;", "  uint64_t mean_bytes;")
+        self.assertReported(r"struct SpMemory: field mean_bytes is Cdouble, C has uint64_t",
+                            header=header)
+        header = replace_once(HEADER, "  size_t num_devices_listed;", "  uint32_t num_devices_listed;")
+        self.assertReported(r"struct SpMemory: field num_devices_listed is Csize_t, C has uint32_t",
+                            header=header)
+        header = replace_once(HEADER, "  sp_str collective;\n", "  sp_str collective;\n  sp_str group;\n")
+        self.assertReported(r"struct SpCommunication: fields \(fqn, port, axis, from, to, collective\) "
+                            r"differ from C sp_communication \(fqn, port, axis, from, to, collective, "
+                            r"group\)", header=header)
+        header = replace_once(HEADER, "  sp_str provenance;\n", "  sp_str provenance;\n  int rule;\n")
+        self.assertReported(r"struct SpPlanEntry: fields \(fqn, provenance\) differ", header=header)
 
     # ---- enums and the ABI version ------------------------------------------------------------
 

@@ -4,6 +4,8 @@
     >>> with shardplan.parse(text) as doc, doc.check() as result:
     ...     for d in result.diagnostics:
     ...         print(d.code, d.message)
+    >>> with shardplan.plan(text) as planned:   # shardplan plan: templates, memory
+    ...     print(planned.memory.max_bytes, planned.communication)
 
 Importing the package loads libshardplan.so: ``$SHARDPLAN_LIBRARY`` if set,
 else one shipped in this package's directory, else the source tree's
@@ -21,7 +23,18 @@ from __future__ import annotations
 from . import _capi
 from ._builder import Builder, Layout, ParallelSpec, Port
 from ._capi import LibraryError, _check_abi  # _check_abi: the load-time ABI check, for tests
-from ._document import Diagnostic, Document, Result, Severity, check, parse
+from ._document import (
+    Communication,
+    Diagnostic,
+    Document,
+    Memory,
+    PlanEntry,
+    Result,
+    Severity,
+    check,
+    parse,
+    plan,
+)
 from ._errors import ClosedHandleError, ErrorCode, ShardplanError
 from ._version import ABI_VERSION, __version__
 
@@ -45,12 +58,15 @@ __all__ = [
     "ABI_VERSION",
     "Builder",
     "ClosedHandleError",
+    "Communication",
     "Diagnostic",
     "Document",
     "ErrorCode",
     "Layout",
     "LibraryError",
+    "Memory",
     "ParallelSpec",
+    "PlanEntry",
     "Port",
     "Result",
     "Severity",
@@ -61,4 +77,5 @@ __all__ = [
     "library_path",
     "library_version",
     "parse",
+    "plan",
 ]

@@ -17,6 +17,7 @@ from ctypes import (
     Structure,
     c_char,
     c_char_p,
+    c_double,
     c_int,
     c_int64,
     c_size_t,
@@ -73,6 +74,36 @@ class sp_diagnostic(Structure):
         ("fqn", sp_str),
         ("parameter", sp_str),
         ("pointer", sp_str),
+    ]
+
+
+class sp_memory(Structure):
+    """``sp_memory``: six scalars, then the per-device array and its length."""
+
+    _fields_ = [
+        ("devices", c_uint64),
+        ("unsharded_bytes", c_uint64),
+        ("max_bytes", c_uint64),
+        ("min_bytes", c_uint64),
+        ("mean_bytes", c_double),
+        ("max_device", c_uint64),
+        ("per_device_bytes", POINTER(c_uint64)),  # NULL beyond 65,536 devices
+        ("num_devices_listed", c_size_t),
+    ]
+
+
+class sp_plan_entry(Structure):
+    _fields_ = [("fqn", sp_str), ("provenance", sp_str)]
+
+
+class sp_communication(Structure):
+    _fields_ = [
+        ("fqn", sp_str),
+        ("port", sp_str),
+        ("axis", sp_str),
+        ("from_", sp_str),  # C's `from`, a keyword in Python
+        ("to", sp_str),
+        ("collective", sp_str),
     ]
 
 
@@ -134,6 +165,13 @@ SIGNATURES = {
     "sp_result_diagnostic": (_E, [sp_result_p, c_size_t, POINTER(sp_diagnostic)]),
     "sp_result_json": (_E, [sp_result_p, POINTER(sp_str)]),
     "sp_result_delete": (None, [sp_result_p]),
+    # Planning
+    "sp_document_plan": (_E, [sp_document_p, POINTER(sp_check_options), POINTER(sp_result_p)]),
+    "sp_result_memory": (_E, [sp_result_p, POINTER(sp_memory), POINTER(c_int)]),
+    "sp_result_plan_entry_count": (_E, [sp_result_p, POINTER(c_size_t)]),
+    "sp_result_plan_entry": (_E, [sp_result_p, c_size_t, POINTER(sp_plan_entry)]),
+    "sp_result_communication_count": (_E, [sp_result_p, POINTER(c_size_t)]),
+    "sp_result_communication": (_E, [sp_result_p, c_size_t, POINTER(sp_communication)]),
     # Layouts
     "sp_layout_create": (_E, [POINTER(sp_layout_p)]),
     "sp_layout_delete": (None, [sp_layout_p]),

@@ -1,4 +1,4 @@
-"""Documents, check results and diagnostics."""
+"""Documents, check and plan results, diagnostics, memory and communication."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import ctypes
 import dataclasses
 import enum
 import json as _json
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union
 
 from . import _capi
 from ._capi import lib
@@ -18,6 +18,8 @@ Text = Union[str, bytes, bytearray, memoryview]
 _UINT32_MAX = 2**32 - 1
 _UINT64_MAX = 2**64 - 1
 _SIZE_MAX = 2 ** (8 * ctypes.sizeof(ctypes.c_size_t)) - 1
+
+_T = TypeVar("_T")
 
 
 class Severity(enum.IntEnum):
@@ -64,6 +66,91 @@ class Diagnostic:
         return text
 
 
+@dataclasses.dataclass(frozen=True)
+class Memory:
+    """Per-device memory of a planned result (``sp_memory``, planner-v1 section 5).
+
+    Devices are numbered row-major over the mesh axes; bytes are per device.
+    ``per_device_bytes`` is a tuple with one entry per device, or None for
+    meshes of more than 65,536 devices.
+    """
+
+    devices: int
+    unsharded_bytes: int  #: every parameter identity once, unsharded
+    max_bytes: int
+    min_bytes: int
+    mean_bytes: float
+    max_device: int  #: the lowest device holding max_bytes
+    per_device_bytes: Optional[Tuple[int, ...]] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The memory as in the result JSON's "memory" object."""
+        out: Dict[str, Any] = {
+            "devices": self.devices,
+            "unsharded_bytes": self.unsharded_bytes,
+            "max_bytes": self.max_bytes,
+            "min_bytes": self.min_bytes,
+            "mean_bytes": self.mean_bytes,
+            "max_device": self.max_device,
+        }
+        if self.per_device_bytes is not None:
+            out["per_device_bytes"] = list(self.per_device_bytes)
+        return out
+
+    def __repr__(self) -> str:
+        per_device = self.per_device_bytes
+        if per_device is not None and len(per_device) > 8:  # up to 65,536 of them
+            per_device = f"({', '.join(map(str, per_device[:8]))}, ... {len(per_device)} devices)"
+        fields = [f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)[:-1]]
+        return f"Memory({', '.join(fields)}, per_device_bytes={per_device!s})"
+
+
+@dataclasses.dataclass(frozen=True)
+class PlanEntry:
+    """One entry of a planned result's final plan (``sp_plan_entry``).
+
+    ``provenance`` says where the entry came from: "owned:model",
+    "owned:family", "owned:native", "template:AXIS:PATTERN" (one per rule)
+    or "override", joined with ", " (the result JSON's "provenance" has them
+    as a list). The layout itself is in ``Result.to_dict()["plan"]``.
+    """
+
+    fqn: str
+    provenance: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Communication:
+    """One communication record of a planned result (``sp_communication``).
+
+    On port ``port`` ("in:NAME" or "out:NAME") of the module at ``fqn``,
+    mesh axis ``axis`` goes from placement ``from_`` (C's ``from``) to
+    ``to``, which takes ``collective`` ("all_gather", "slice", "all_reduce",
+    "reduce_scatter", "all_to_all", "none" or "unsupported").
+    """
+
+    fqn: str
+    port: str
+    axis: str
+    from_: str
+    to: str
+    collective: str
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The record as in the result JSON ("from", not "from_")."""
+        return {
+            "fqn": self.fqn,
+            "port": self.port,
+            "axis": self.axis,
+            "from": self.from_,
+            "to": self.to,
+            "collective": self.collective,
+        }
+
+    def __str__(self) -> str:
+        return f"{self.fqn} {self.port} {self.axis}: {self.from_} -> {self.to} ({self.collective})"
+
+
 def _unsigned(value, name: str, maximum: int) -> int:
     if value is None:
         return 0
@@ -88,10 +175,11 @@ def parse_options(
 
 
 class Result(SharedHandle):
-    """The result of checking a document (``sp_result``).
+    """The result of checking or planning a document (``sp_result``).
 
     Independent of its document (it stays valid when the document is
-    closed). Values are copied out of the C result on first use.
+    closed). Values are copied out of the C result on first use. A checked
+    (not planned) result has no memory, plan entries or communication.
     """
 
     _what = "result"
@@ -102,6 +190,12 @@ class Result(SharedHandle):
         self._count: Optional[int] = None
         self._diagnostics: Optional[List[Diagnostic]] = None
         self._json: Optional[str] = None
+        self._memory: Optional[Memory] = None
+        self._memory_read = False
+        self._entry_count: Optional[int] = None
+        self._entries: Optional[List[PlanEntry]] = None
+        self._record_count: Optional[int] = None
+        self._records: Optional[List[Communication]] = None
 
     @property
     def ok(self) -> bool:
@@ -127,18 +221,22 @@ class Result(SharedHandle):
 
         An index past the end raises ShardplanError with code OUT_OF_RANGE.
         """
+        return self._item(index, "diagnostic", self.diagnostic_count, _read_diagnostic)
+
+    def _item(self, index: int, what: str, count: Callable[[], int], read: Callable[..., _T]) -> _T:
+        """Item ``index`` of a list of the C result, read by ``read(pointer, i)``."""
         if isinstance(index, bool) or not isinstance(index, int):
             raise TypeError(f"index must be an int, not {type(index).__name__}")
         with self._use() as pointer:
-            count = self.diagnostic_count()
-            position = index + count if index < 0 else index
+            total = count()
+            position = index + total if index < 0 else index
             if position < 0:
                 raise ShardplanError(
                     ErrorCode.OUT_OF_RANGE,
-                    f"diagnostic index {index} out of range (the result has {count})",
+                    f"{what} index {index} out of range (the result has {total})",
                 )
             # C reports an index past the end (one past size_t's range included).
-            return _read_diagnostic(pointer, min(position, _SIZE_MAX))
+            return read(pointer, min(position, _SIZE_MAX))
 
     @property
     def diagnostics(self) -> List[Diagnostic]:
@@ -163,10 +261,118 @@ class Result(SharedHandle):
         """The result JSON as Python objects."""
         return _json.loads(self.json)
 
+    # ---- Planned results (Document.plan) ----
+
+    @property
+    def memory(self) -> Optional[Memory]:
+        """Per-device memory of a planned result; None when the result was not
+        planned (or the mesh has more than 2^24 devices)."""
+        with self._use() as pointer:
+            if not self._memory_read:
+                self._memory = _read_memory(pointer)
+                self._memory_read = True
+            return self._memory
+
+    def plan_entry_count(self) -> int:
+        """The number of plan entries (0 when the result was not planned)."""
+        with self._use() as pointer:
+            if self._entry_count is None:
+                out = ctypes.c_size_t()
+                call(lib.sp_result_plan_entry_count, pointer, ctypes.byref(out))
+                self._entry_count = out.value
+            return self._entry_count
+
+    def plan_entry(self, index: int) -> PlanEntry:
+        """Plan entry ``index`` (plan order; negative counts from the end).
+
+        An index past the end raises ShardplanError with code OUT_OF_RANGE.
+        """
+        return self._item(index, "plan entry", self.plan_entry_count, _read_plan_entry)
+
+    @property
+    def plan_entries(self) -> List[PlanEntry]:
+        """Every entry of the final plan, in plan order ([] when not planned)."""
+        with self._use() as pointer:
+            if self._entries is None:
+                count = self.plan_entry_count()
+                self._entries = [_read_plan_entry(pointer, i) for i in range(count)]
+            return list(self._entries)
+
+    def communication_count(self) -> int:
+        """The number of communication records (0 when the result was not planned)."""
+        with self._use() as pointer:
+            if self._record_count is None:
+                out = ctypes.c_size_t()
+                call(lib.sp_result_communication_count, pointer, ctypes.byref(out))
+                self._record_count = out.value
+            return self._record_count
+
+    def communication_record(self, index: int) -> Communication:
+        """Communication record ``index`` (negative counts from the end).
+
+        An index past the end raises ShardplanError with code OUT_OF_RANGE.
+        """
+        return self._item(
+            index, "communication record", self.communication_count, _read_communication
+        )
+
+    @property
+    def communication(self) -> List[Communication]:
+        """Every communication record: plan order, then ports, then mesh axes
+        ([] when not planned)."""
+        with self._use() as pointer:
+            if self._records is None:
+                count = self.communication_count()
+                self._records = [_read_communication(pointer, i) for i in range(count)]
+            return list(self._records)
+
     def __repr__(self) -> str:
         if self.closed:
             return super().__repr__()
         return f"<shardplan.Result ok={self.ok} diagnostics={self.diagnostic_count()}>"
+
+
+def _text(s: _capi.sp_str) -> str:
+    return _capi.read_text(s) or ""
+
+
+def _read_memory(pointer) -> Optional[Memory]:
+    out = _capi.sp_memory()
+    present = ctypes.c_int()
+    call(lib.sp_result_memory, pointer, ctypes.byref(out), ctypes.byref(present))
+    if not present.value:
+        return None
+    per_device = None
+    if out.per_device_bytes:
+        per_device = tuple(out.per_device_bytes[: out.num_devices_listed])
+    return Memory(
+        devices=out.devices,
+        unsharded_bytes=out.unsharded_bytes,
+        max_bytes=out.max_bytes,
+        min_bytes=out.min_bytes,
+        mean_bytes=out.mean_bytes,
+        max_device=out.max_device,
+        per_device_bytes=per_device,
+    )
+
+
+def _read_plan_entry(pointer, index: int) -> PlanEntry:
+    out = _capi.sp_plan_entry()
+    call(lib.sp_result_plan_entry, pointer, index, ctypes.byref(out))
+    return PlanEntry(fqn=_text(out.fqn), provenance=_text(out.provenance))
+
+
+def _read_communication(pointer, index: int) -> Communication:
+    out = _capi.sp_communication()
+    call(lib.sp_result_communication, pointer, index, ctypes.byref(out))
+    return Communication(
+        fqn=_text(out.fqn),
+        port=_text(out.port),
+        axis=_text(out.axis),
+        from_=_text(out.from_),
+        to=_text(out.to),
+        collective=_text(out.collective),
+    )
 
 
 def _read_diagnostic(pointer, index: int) -> Diagnostic:
@@ -208,10 +414,22 @@ class Document(SharedHandle):
 
     def check(self, *, threads: int = 0) -> Result:
         """Checks the document. ``threads``: worker threads, 0 for all cores."""
+        return self._run(lib.sp_document_check, threads)
+
+    def plan(self, *, threads: int = 0) -> Result:
+        """Plans the document (``shardplan plan``): makes the final plan from
+        its owners, templates and overrides, checks it, and computes the
+        memory per device and the communication the plan implies
+        (``Result.memory``, ``plan_entries``, ``communication``). A document
+        that gives a ``plan`` of its own is checked as by :meth:`check`.
+        ``threads``: worker threads, 0 for all cores."""
+        return self._run(lib.sp_document_plan, threads)
+
+    def _run(self, fn, threads: int) -> Result:
         options = _capi.sp_check_options(_unsigned(threads, "threads", _UINT32_MAX))
         out = _capi.sp_result_p()
         with self._use() as pointer:
-            call(lib.sp_document_check, pointer, ctypes.byref(options), ctypes.byref(out))
+            call(fn, pointer, ctypes.byref(options), ctypes.byref(out))
         return Result(out)
 
 
@@ -248,3 +466,18 @@ def check(
         text, max_paths=max_paths, max_fqn_bytes=max_fqn_bytes, max_json_depth=max_json_depth
     ) as document:
         return document.check(threads=threads)
+
+
+def plan(
+    text: Text,
+    *,
+    threads: int = 0,
+    max_paths: Optional[int] = None,
+    max_fqn_bytes: Optional[int] = None,
+    max_json_depth: Optional[int] = None,
+) -> Result:
+    """Parses and plans a document in one call: ``parse(text).plan()``."""
+    with parse(
+        text, max_paths=max_paths, max_fqn_bytes=max_fqn_bytes, max_json_depth=max_json_depth
+    ) as document:
+        return document.plan(threads=threads)

@@ -104,6 +104,41 @@ pub struct sp_diagnostic {
     pub pointer: sp_str,
 }
 
+/// `sp_memory`: per-device memory of a planned result; `per_device_bytes`
+/// is owned by the result (NULL beyond 65,536 devices).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct sp_memory {
+    pub devices: u64,
+    pub unsharded_bytes: u64,
+    pub max_bytes: u64,
+    pub min_bytes: u64,
+    pub mean_bytes: f64,
+    pub max_device: u64,
+    pub per_device_bytes: *const u64,
+    pub num_devices_listed: usize,
+}
+
+/// `sp_plan_entry`; its strings are owned by the result it was read from.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct sp_plan_entry {
+    pub fqn: sp_str,
+    pub provenance: sp_str,
+}
+
+/// `sp_communication`; its strings are owned by the result it was read from.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct sp_communication {
+    pub fqn: sp_str,
+    pub port: sp_str,
+    pub axis: sp_str,
+    pub from: sp_str,
+    pub to: sp_str,
+    pub collective: sp_str,
+}
+
 /// `sp_parallel_spec`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -153,6 +188,36 @@ extern "C" {
     ) -> *mut sp_error;
     pub fn sp_result_json(result: *const sp_result, out_json: *mut sp_str) -> *mut sp_error;
     pub fn sp_result_delete(result: *mut sp_result);
+
+    // Planning
+    pub fn sp_document_plan(
+        document: *const sp_document,
+        options: *const sp_check_options,
+        out_result: *mut *mut sp_result,
+    ) -> *mut sp_error;
+    pub fn sp_result_memory(
+        result: *const sp_result,
+        out_memory: *mut sp_memory,
+        out_present: *mut c_int,
+    ) -> *mut sp_error;
+    pub fn sp_result_plan_entry_count(
+        result: *const sp_result,
+        out_count: *mut usize,
+    ) -> *mut sp_error;
+    pub fn sp_result_plan_entry(
+        result: *const sp_result,
+        index: usize,
+        out_entry: *mut sp_plan_entry,
+    ) -> *mut sp_error;
+    pub fn sp_result_communication_count(
+        result: *const sp_result,
+        out_count: *mut usize,
+    ) -> *mut sp_error;
+    pub fn sp_result_communication(
+        result: *const sp_result,
+        index: usize,
+        out_record: *mut sp_communication,
+    ) -> *mut sp_error;
 
     // Layouts
     pub fn sp_layout_create(out_layout: *mut *mut sp_layout) -> *mut sp_error;

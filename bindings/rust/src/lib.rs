@@ -334,18 +334,53 @@ impl Document {
     /// document has a plan, the final plan. The result does not borrow the
     /// document.
     pub fn check(&self, options: &CheckOptions) -> Result<CheckResult, Error> {
+        self.run(options, ffi::sp_document_check)
+    }
+
+    /// Plans the document (`shardplan plan`, planner-v1): makes the final
+    /// plan from the document's owners, templates and overrides, checks it
+    /// like [`Document::check`], and computes the memory per device and the
+    /// communication the plan implies ([`CheckResult::memory`],
+    /// [`CheckResult::plan_entries`], [`CheckResult::communications`]; the
+    /// result JSON also has `"plan"`, `"provenance"`, `"memory"`,
+    /// `"communication"` and `"collectives"`). A document that gives a
+    /// `plan` of its own is checked as [`Document::check`] does.
+    ///
+    /// ```
+    /// use shardplan::{CheckOptions, Document, ParseOptions};
+    /// let doc = Document::parse(r#"{"schema": "shardplan.v1", "mesh": {"tp": 2},
+    ///     "parameters": {"w": {"shape": [4, 4]}}, "root": "m",
+    ///     "modules": {"m": {"children": {"lin": "lin"}},
+    ///                 "lin": {"type": "Linear", "forward": ["x"], "params": {"weight": "w"}}},
+    ///     "templates": [{"axis": "tp", "rules": {"lin": "colwise"}}]}"#,
+    ///     &ParseOptions::default())?;
+    /// let result = doc.plan(&CheckOptions::default())?;
+    /// assert!(result.ok());
+    /// assert_eq!(result.plan_entry(0)?.provenance, "template:tp:lin");
+    /// let memory = result.memory()?.expect("a planned result has memory");
+    /// assert_eq!((memory.unsharded_bytes, memory.max_bytes), (64, 32));
+    /// # Ok::<(), shardplan::Error>(())
+    /// ```
+    pub fn plan(&self, options: &CheckOptions) -> Result<CheckResult, Error> {
+        self.run(options, ffi::sp_document_plan)
+    }
+
+    /// Runs `sp_document_check` or `sp_document_plan` and wraps the result.
+    fn run(
+        &self,
+        options: &CheckOptions,
+        call: unsafe extern "C" fn(
+            *const ffi::sp_document,
+            *const ffi::sp_check_options,
+            *mut *mut ffi::sp_result,
+        ) -> *mut ffi::sp_error,
+    ) -> Result<CheckResult, Error> {
         let options = ffi::sp_check_options {
             threads: options.threads,
         };
         let mut out = ptr::null_mut();
         // SAFETY: self.raw is a live document, options valid for the call.
-        unsafe {
-            take_error(ffi::sp_document_check(
-                self.raw.as_ptr(),
-                &options,
-                &mut out,
-            ))?
-        };
+        unsafe { take_error(call(self.raw.as_ptr(), &options, &mut out))? };
         let Some(raw) = NonNull::new(out) else {
             return Err(Error {
                 code: ErrorCode::Internal,
@@ -357,19 +392,27 @@ impl Document {
             raw,
             ok: false,
             count: 0,
+            plan_count: 0,
+            communication_count: 0,
         };
         let mut ok: c_int = 0;
-        let mut count: usize = 0;
         // SAFETY: result.raw is a live result.
         unsafe {
             take_error(ffi::sp_result_ok(result.raw.as_ptr(), &mut ok))?;
             take_error(ffi::sp_result_diagnostic_count(
                 result.raw.as_ptr(),
-                &mut count,
+                &mut result.count,
+            ))?;
+            take_error(ffi::sp_result_plan_entry_count(
+                result.raw.as_ptr(),
+                &mut result.plan_count,
+            ))?;
+            take_error(ffi::sp_result_communication_count(
+                result.raw.as_ptr(),
+                &mut result.communication_count,
             ))?;
         }
         result.ok = ok != 0;
-        result.count = count;
         Ok(result)
     }
 }
@@ -454,13 +497,97 @@ impl fmt::Display for Diagnostic {
     }
 }
 
-/// The result of [`Document::check`]: the verdict, the diagnostics in
-/// evaluation order (the first one is the reference framework's error) and
-/// the whole result as JSON.
+/// Memory per device of a planned result (planner-v1, section 5), copied
+/// out. Devices are numbered row-major over the mesh axes; bytes are per
+/// device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Memory {
+    /// The number of devices of the mesh.
+    pub devices: u64,
+    /// Every parameter identity once, unsharded.
+    pub unsharded_bytes: u64,
+    /// The most bytes any device holds.
+    pub max_bytes: u64,
+    /// The fewest bytes any device holds.
+    pub min_bytes: u64,
+    /// The mean over the devices.
+    pub mean_bytes: f64,
+    /// The lowest device holding `max_bytes`.
+    pub max_device: u64,
+    /// The bytes of each device, in device order; `None` beyond 65,536
+    /// devices.
+    pub per_device_bytes: Option<Vec<u64>>,
+}
+
+/// One entry of a planned result's final plan, copied out. The layout
+/// itself is in [`CheckResult::json`] (`"plan"`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanEntry {
+    /// The module's FQN (`""` is the root).
+    pub fqn: String,
+    /// Where the entry came from, joined with `", "`: `"owned:model"`,
+    /// `"owned:family"`, `"owned:native"`, `"template:AXIS:PATTERN"` (one per
+    /// rule) or `"override"`.
+    pub provenance: String,
+}
+
+impl fmt::Display for PlanEntry {
+    /// `fqn (provenance)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.fqn, self.provenance)
+    }
+}
+
+/// One communication record of a planned result (planner-v1, section 6),
+/// copied out: on port `port` of the module at `fqn`, mesh axis `axis` goes
+/// from placement `from` to `to`, which takes `collective`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Communication {
+    /// The module's FQN.
+    pub fqn: String,
+    /// `"in:NAME"` (in_src -> in_dst) or `"out:NAME"` (out_src -> out_dst).
+    pub port: String,
+    /// The mesh axis.
+    pub axis: String,
+    /// The source placement, e.g. `"P"`.
+    pub from: String,
+    /// The destination placement, e.g. `"R"`.
+    pub to: String,
+    /// `"all_gather"`, `"slice"`, `"all_reduce"`, `"reduce_scatter"`,
+    /// `"all_to_all"`, `"none"` or `"unsupported"`.
+    pub collective: String,
+}
+
+impl fmt::Display for Communication {
+    /// `fqn port axis: from -> to (collective)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {} {}: {} -> {} ({})",
+            self.fqn, self.port, self.axis, self.from, self.to, self.collective
+        )
+    }
+}
+
+/// An output `sp_str` to be filled in (absent until then).
+fn out_str() -> ffi::sp_str {
+    ffi::sp_str {
+        data: ptr::null(),
+        size: 0,
+    }
+}
+
+/// The result of [`Document::check`] or [`Document::plan`]: the verdict, the
+/// diagnostics in evaluation order (the first one is the reference
+/// framework's error) and the whole result as JSON; for a planned result
+/// also the memory per device, the plan entries and the communication
+/// records.
 pub struct CheckResult {
     raw: NonNull<ffi::sp_result>,
     ok: bool,
     count: usize,
+    plan_count: usize,
+    communication_count: usize,
 }
 
 // SAFETY: a result is immutable; every function taking it is `const`, which
@@ -544,6 +671,131 @@ impl CheckResult {
             Ok(copy_str(out).unwrap_or_default())
         }
     }
+
+    /// The memory per device of a planned result; `None` when the result
+    /// was not planned (made by [`Document::check`], or the document gave a
+    /// plan of its own) or the mesh has more than 2^24 devices.
+    pub fn memory(&self) -> Result<Option<Memory>, Error> {
+        let mut raw = ffi::sp_memory {
+            devices: 0,
+            unsharded_bytes: 0,
+            max_bytes: 0,
+            min_bytes: 0,
+            mean_bytes: 0.0,
+            max_device: 0,
+            per_device_bytes: ptr::null(),
+            num_devices_listed: 0,
+        };
+        let mut present: c_int = 0;
+        // SAFETY: self.raw is a live result; per_device_bytes, owned by it,
+        // points to num_devices_listed values (or is NULL) and is copied
+        // before returning.
+        unsafe {
+            take_error(ffi::sp_result_memory(
+                self.raw.as_ptr(),
+                &mut raw,
+                &mut present,
+            ))?;
+            if present == 0 {
+                return Ok(None);
+            }
+            let per_device_bytes = if raw.per_device_bytes.is_null() {
+                None
+            } else if raw.num_devices_listed == 0 {
+                Some(Vec::new())
+            } else {
+                Some(
+                    std::slice::from_raw_parts(raw.per_device_bytes, raw.num_devices_listed)
+                        .to_vec(),
+                )
+            };
+            Ok(Some(Memory {
+                devices: raw.devices,
+                unsharded_bytes: raw.unsharded_bytes,
+                max_bytes: raw.max_bytes,
+                min_bytes: raw.min_bytes,
+                mean_bytes: raw.mean_bytes,
+                max_device: raw.max_device,
+                per_device_bytes,
+            }))
+        }
+    }
+
+    /// The number of plan entries (0 when the result was not planned).
+    pub fn plan_entry_count(&self) -> usize {
+        self.plan_count
+    }
+
+    /// Plan entry `index` (0-based, plan order); an index past the end is
+    /// an [`ErrorCode::OutOfRange`] error from the library.
+    pub fn plan_entry(&self, index: usize) -> Result<PlanEntry, Error> {
+        let mut raw = ffi::sp_plan_entry {
+            fqn: out_str(),
+            provenance: out_str(),
+        };
+        // SAFETY: self.raw is a live result; its strings are copied.
+        unsafe {
+            take_error(ffi::sp_result_plan_entry(
+                self.raw.as_ptr(),
+                index,
+                &mut raw,
+            ))?;
+            Ok(PlanEntry {
+                fqn: copy_str(raw.fqn).unwrap_or_default(),
+                provenance: copy_str(raw.provenance).unwrap_or_default(),
+            })
+        }
+    }
+
+    /// All plan entries, in plan order.
+    pub fn plan_entries(&self) -> Result<Vec<PlanEntry>, Error> {
+        (0..self.plan_count)
+            .map(|index| self.plan_entry(index))
+            .collect()
+    }
+
+    /// The number of communication records (0 when the result was not
+    /// planned).
+    pub fn communication_count(&self) -> usize {
+        self.communication_count
+    }
+
+    /// Communication record `index` (0-based: plan order, ports, mesh axes);
+    /// an index past the end is an [`ErrorCode::OutOfRange`] error from the
+    /// library.
+    pub fn communication(&self, index: usize) -> Result<Communication, Error> {
+        let mut raw = ffi::sp_communication {
+            fqn: out_str(),
+            port: out_str(),
+            axis: out_str(),
+            from: out_str(),
+            to: out_str(),
+            collective: out_str(),
+        };
+        // SAFETY: self.raw is a live result; its strings are copied.
+        unsafe {
+            take_error(ffi::sp_result_communication(
+                self.raw.as_ptr(),
+                index,
+                &mut raw,
+            ))?;
+            Ok(Communication {
+                fqn: copy_str(raw.fqn).unwrap_or_default(),
+                port: copy_str(raw.port).unwrap_or_default(),
+                axis: copy_str(raw.axis).unwrap_or_default(),
+                from: copy_str(raw.from).unwrap_or_default(),
+                to: copy_str(raw.to).unwrap_or_default(),
+                collective: copy_str(raw.collective).unwrap_or_default(),
+            })
+        }
+    }
+
+    /// All communication records, in order (plan order, ports, mesh axes).
+    pub fn communications(&self) -> Result<Vec<Communication>, Error> {
+        (0..self.communication_count)
+            .map(|index| self.communication(index))
+            .collect()
+    }
 }
 
 impl Drop for CheckResult {
@@ -558,6 +810,8 @@ impl fmt::Debug for CheckResult {
         f.debug_struct("CheckResult")
             .field("ok", &self.ok)
             .field("diagnostic_count", &self.count)
+            .field("plan_entry_count", &self.plan_count)
+            .field("communication_count", &self.communication_count)
             .finish()
     }
 }
@@ -1131,6 +1385,49 @@ mod tests {
         // code, severity (padded to a word), message, fqn, parameter, pointer.
         assert_eq!(size_of::<ffi::sp_diagnostic>(), 10 * word + word.max(4));
         assert_eq!(align_of::<ffi::sp_diagnostic>(), align_of::<usize>());
+        // Six 8-byte fields (uint64 x4, double, uint64), a pointer, a size_t.
+        assert_eq!(size_of::<ffi::sp_memory>(), 48 + 2 * word);
+        assert_eq!(align_of::<ffi::sp_memory>(), align_of::<u64>().max(word));
+        assert_eq!(size_of::<ffi::sp_plan_entry>(), 4 * word);
+        assert_eq!(size_of::<ffi::sp_communication>(), 12 * word);
+    }
+
+    /// The byte offset of `field` in a `$ty` (no `offset_of!`: rust-version 1.70).
+    macro_rules! offset {
+        ($ty:ty, $field:ident) => {{
+            let value = std::mem::MaybeUninit::<$ty>::uninit();
+            let base = value.as_ptr();
+            // SAFETY: only the address of the field is taken, nothing is read.
+            let field = unsafe { ptr::addr_of!((*base).$field) };
+            field as usize - base as usize
+        }};
+    }
+
+    #[test]
+    fn planning_struct_fields_match_the_header() {
+        let word = size_of::<usize>();
+        let fields = [
+            offset!(ffi::sp_memory, devices),
+            offset!(ffi::sp_memory, unsharded_bytes),
+            offset!(ffi::sp_memory, max_bytes),
+            offset!(ffi::sp_memory, min_bytes),
+            offset!(ffi::sp_memory, mean_bytes),
+            offset!(ffi::sp_memory, max_device),
+            offset!(ffi::sp_memory, per_device_bytes),
+        ];
+        assert_eq!(fields, [0, 8, 16, 24, 32, 40, 48]);
+        assert_eq!(offset!(ffi::sp_memory, num_devices_listed), 48 + word);
+        assert_eq!(offset!(ffi::sp_plan_entry, provenance), 2 * word);
+        let records = [
+            offset!(ffi::sp_communication, fqn),
+            offset!(ffi::sp_communication, port),
+            offset!(ffi::sp_communication, axis),
+            offset!(ffi::sp_communication, from),
+            offset!(ffi::sp_communication, to),
+            offset!(ffi::sp_communication, collective),
+        ];
+        let want: Vec<usize> = (0..6).map(|i| 2 * word * i).collect();
+        assert_eq!(records.to_vec(), want);
     }
 
     #[test]
@@ -1160,5 +1457,8 @@ mod tests {
         send::<Builder>();
         send::<Layout>();
         send_sync::<Error>();
+        send_sync::<Memory>();
+        send_sync::<PlanEntry>();
+        send_sync::<Communication>();
     }
 }

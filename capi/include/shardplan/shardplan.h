@@ -176,6 +176,73 @@ SP_API sp_error *sp_result_json(const sp_result *result, sp_str *out_json);
 /* Frees a result. NULL does nothing. */
 SP_API void sp_result_delete(sp_result *result);
 
+/* ---- Planning (planner-v1, `shardplan plan`) ------------------------------ */
+
+/* Makes the final plan from the document's owners, templates and overrides
+ * and checks it (ownership, the plan checks, shapes), then computes the
+ * memory per device and the collectives the plan implies. A document that
+ * gives a `plan` of its own is checked as sp_document_check does (no plan is
+ * made). The result's JSON then also has "plan", "provenance", "memory",
+ * "communication" and "collectives". `options` may be NULL. A document may
+ * be planned any number of times, from several threads at once. */
+SP_API sp_error *sp_document_plan(const sp_document *document, const sp_check_options *options,
+                                  sp_result **out_result);
+
+/* Per-device memory of a planned result (planner-v1 section 5). Devices are
+ * numbered row-major over the mesh axes; bytes are per device. */
+typedef struct sp_memory {
+  uint64_t devices;
+  uint64_t unsharded_bytes; /* every parameter identity once, unsharded */
+  uint64_t max_bytes;
+  uint64_t min_bytes;
+  double mean_bytes;
+  uint64_t max_device;      /* the lowest device holding max_bytes */
+  const uint64_t *per_device_bytes; /* NULL beyond 65,536 devices */
+  size_t num_devices_listed;        /* entries at per_device_bytes */
+} sp_memory;
+
+/* Reads the memory of a planned result into `*out_memory` and sets
+ * `*out_present` to 1; `*out_present` is 0 (and `*out_memory` untouched)
+ * when there is none: the result was not planned, or the mesh has more than
+ * 2^24 devices. per_device_bytes is owned by the result. */
+SP_API sp_error *sp_result_memory(const sp_result *result, sp_memory *out_memory, int *out_present);
+
+/* One entry of a planned result's final plan: the module's FQN and where
+ * the entry came from ("owned:model", "owned:family", "owned:native",
+ * "template:AXIS:PATTERN" (one per rule), "override"), joined with ", ".
+ * The layout itself is in sp_result_json. Strings are owned by the result. */
+typedef struct sp_plan_entry {
+  sp_str fqn;
+  sp_str provenance;
+} sp_plan_entry;
+
+/* The number of plan entries (0 when the result was not planned). */
+SP_API sp_error *sp_result_plan_entry_count(const sp_result *result, size_t *out_count);
+
+/* Reads plan entry `index` (0-based, plan order). */
+SP_API sp_error *sp_result_plan_entry(const sp_result *result, size_t index, sp_plan_entry *out_entry);
+
+/* One communication record of a planned result (planner-v1 section 6): on
+ * port `port` ("in:NAME" or "out:NAME") of the module at `fqn`, mesh axis
+ * `axis` goes from placement `from` to `to`, which takes `collective`
+ * ("all_gather", "slice", "all_reduce", "reduce_scatter", "all_to_all",
+ * "none" or "unsupported"). Strings are owned by the result. */
+typedef struct sp_communication {
+  sp_str fqn;
+  sp_str port;
+  sp_str axis;
+  sp_str from;
+  sp_str to;
+  sp_str collective;
+} sp_communication;
+
+/* The number of communication records (0 when the result was not planned). */
+SP_API sp_error *sp_result_communication_count(const sp_result *result, size_t *out_count);
+
+/* Reads communication record `index` (0-based: plan order, ports, mesh axes). */
+SP_API sp_error *sp_result_communication(const sp_result *result, size_t index,
+                                         sp_communication *out_record);
+
 /* ---- Building a document ------------------------------------------------- */
 
 /* A layout (module sharding spec) under construction: params, in_src,
