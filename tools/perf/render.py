@@ -469,6 +469,9 @@ def render(results, profile_path, out_path):
             if tg["key"] == "decade_ratio" and not pf:
                 w(f"**Scaling**: {tg['what']} is {tg['measured']:.2f}x; no perf profile was taken in this run.")
                 w("")
+    wasm_path = HERE / "wasm.json"
+    if wasm_path.exists():
+        render_wasm(w, json.loads(wasm_path.read_text()))
     notes = R.get("notes") or {}
     if notes:
         w("## Notes from the run")
@@ -479,10 +482,45 @@ def render(results, profile_path, out_path):
     Path(out_path).write_text("\n".join(L).rstrip() + "\n")
 
 
-def main():
-    src = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "results.json"
-    prof = Path(sys.argv[2]) if len(sys.argv) > 2 else HERE / "profile.txt"
-    dst = Path(sys.argv[3]) if len(sys.argv) > 3 else REPO / "docs" / "performance.md"
+def render_wasm(w, x):
+    """The WebAssembly budgets (tools/perf/wasm.json, written by measure_wasm.py)."""
+    w("## 9. WebAssembly")
+    w("")
+    w(f"Measured by `python3 tools/perf/measure_wasm.py` on {x['measured_at']} at commit `{x['commit']}`, on "
+      f"the same {x['nproc']}-core machine ({x['emcc']}; Node {x['node']}; headless Chromium {x['chromium']}); "
+      f"medians of {x['runs']} runs (the browser: of at least 3, the first one warming the engine up). "
+      f"The document is the DeepSeek-V3-sized one of section 3 ({mb(x['document_bytes'])} MB). The WebAssembly "
+      "engine is the serial build (no threads); the page runs it in a Web Worker.")
+    w("")
+    size = sum(x["sizes"].values())
+    size_budget = 1.5e6
+    ratio = x["browser_engine_s"] / x["native_threads1_s"]
+    ratio_all = x["browser_engine_s"] / x["native_all_s"]
+    rows = [
+        ["wasm + JS a page loads (`shardplan.mjs` with the wasm inlined, `index.mjs`), uncompressed",
+         "≤ 1.50 MB", f"{size / 1e6:.2f} MB", "**met**" if size <= size_budget else "**missed**",
+         f"{size / size_budget:.0%} of the budget"],
+        ["checking the DeepSeek-V3-sized document in the browser (engine in the worker) / native CLI, 1 thread",
+         "≤ 3.00x", f"{ratio:.2f}x", "**met**" if ratio <= 3 else "**missed**",
+         f"{ms(x['browser_engine_s'])} against {ms(x['native_threads1_s'])}"],
+        ["the same against the native CLI on all cores", "≤ 3.00x", f"{ratio_all:.2f}x",
+         "**met**" if ratio_all <= 3 else "**missed**", f"{ms(x['browser_engine_s'])} against {ms(x['native_all_s'])}"],
+    ]
+    w(table(["budget", "limit", "measured", "", "detail"], rows))
+    w("")
+    w(f"Also measured: the engine in Node through the npm package, `check()` of the text in memory including "
+      f"`JSON.parse` of the result, {ms(x['node_check_s'])}; the page end to end (opening the file to the "
+      f"rendered result: reading it, the check, parsing the document for the tree, posting the result and "
+      f"drawing) {ms(x['browser_end_to_end_s'])}. The native figures are whole processes (start-up and reading "
+      "the file included); the browser's engine figure is the check alone.")
+    w("")
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    src = Path(argv[0]) if len(argv) > 0 else HERE / "results.json"
+    prof = Path(argv[1]) if len(argv) > 1 else HERE / "profile.txt"
+    dst = Path(argv[2]) if len(argv) > 2 else REPO / "docs" / "performance.md"
     render(json.loads(src.read_text()), prof, dst)
 
 

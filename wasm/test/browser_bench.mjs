@@ -1,6 +1,6 @@
 // Benchmark of the plan checker page (wasm/web) in headless Chromium: a script, not a test.
 //
-//   SHARDPLAN_SITE=<assembled site dir> node wasm/test/browser_bench.mjs [--runs N] DOCUMENT.json
+//   SHARDPLAN_SITE=<assembled site dir> node wasm/test/browser_bench.mjs [--runs N] [--json OUT] DOCUMENT.json
 //
 // Serves the site on 127.0.0.1 (ephemeral port), loads the page, then checks DOCUMENT N times
 // (default 3) through the page's file input, as a user opening the file would, and prints per run
@@ -14,6 +14,7 @@
 // A big document to try (about 11 MB, DeepSeek-V3-sized: 61 layers, 256 experts):
 //   bazel build -c opt //bench:gen_model && bazel-bin/bench/gen_model --kind deepseek --out /tmp/deepseek.json
 //
+// --json OUT also writes every run's figures to OUT (tools/perf/measure_wasm.py reads them).
 // `node --test wasm/test/` also runs this file (it lives in a test directory); there it only says
 // it is skipped.
 
@@ -40,17 +41,20 @@ const MIME = {
 
 function usage(message) {
   if (message) console.error(`browser_bench: ${message}`);
-  console.error('usage: SHARDPLAN_SITE=DIR node wasm/test/browser_bench.mjs [--runs N] DOCUMENT.json');
+  console.error('usage: SHARDPLAN_SITE=DIR node wasm/test/browser_bench.mjs [--runs N] [--json OUT] DOCUMENT.json');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const opts = { runs: 3, doc: null };
+  const opts = { runs: 3, doc: null, json: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--runs') {
       opts.runs = Number(argv[++i]);
       if (!Number.isInteger(opts.runs) || opts.runs < 1) usage('--runs needs a positive integer');
+    } else if (a === '--json') {
+      opts.json = argv[++i];
+      if (!opts.json) usage('--json needs a file name');
     } else if (a === '-h' || a === '--help') usage();
     else if (a.startsWith('-')) usage(`unknown option ${a}`);
     else if (opts.doc) usage('one document at a time');
@@ -167,6 +171,9 @@ async function main() {
       `${ms(median(runs.map((r) => r.receivedMs)))}, view model ${ms(median(runs.map((r) => r.buildMs)))}, ` +
       `DOM ${ms(median(runs.map((r) => r.renderMs)))}; ${nodes} tree rows rendered)`);
     if (errors.length) console.log(`page errors: ${errors.join('; ')}`);
+    if (opts.json) {
+      fs.writeFileSync(opts.json, JSON.stringify({ chromium: browser.version(), document_bytes: size, runs }, null, 1));
+    }
   } finally {
     await browser.close();
     server.close();
