@@ -254,5 +254,77 @@ TEST(EngineTest, PlanReportsEveryProblemAtOnce) {
   EXPECT_FALSE(r->ok);
 }
 
+TEST(EngineTest, OverridesThatBreakOwnershipAreReportedByPlan) {
+  // embed and head own the tied "e" with S(0).
+  auto codes = [](std::string_view overrides) {
+    return Codes(PlanDoc(absl::StrCat(R"J(, "overrides": )J", overrides)));
+  };
+  // head's weight is the tied alias: its reduced layout no longer declares
+  // it, so emptying embed also leaves "e" uncovered.
+  EXPECT_EQ(codes(R"J({"embed": {"params": {}, "in_src": {}, "in_dst": {}}})J"),
+            (std::vector<std::string>{"override-removed-ownership", "override-removed-coverage",
+                                      "unplanned-parameters"}));
+  EXPECT_EQ(codes(R"J({"head": {"params": {"weight": {"tp": "R"}}, "in_src": {}, "in_dst": {}}})J"),
+            (std::vector<std::string>{"override-shared-conflict", "unplanned-parameters"}));
+  EXPECT_EQ(codes(R"J({"head": {"params": {}, "in_src": {}, "in_dst": {}}})J"),
+            (std::vector<std::string>{"unplanned-parameters"}));  // head requires nothing: embed owns "e"
+  EXPECT_EQ(codes(R"J({"nowhere": {"params": {}, "in_src": {}, "in_dst": {}}})J"),
+            (std::vector<std::string>{"unknown-module", "unplanned-parameters"}));
+  EXPECT_EQ(codes(R"J({"embed": {"params": {"weight": {"pp": "S(0)"}}, "in_src": {}, "in_dst": {}}})J"),
+            (std::vector<std::string>{"unknown-axis", "unplanned-parameters"}));
+
+  // A family member whose layout was already applied cannot be changed.
+  absl::StatusOr<Result> r = Plan(R"J({"schema": "shardplan.v1", "mesh": {"tp": 2},
+    "parameters": {"q": {"shape": [4, 4]}}, "root": "m",
+    "modules": {"m": {"children": {"attn": "a"}},
+                "a": {"forward": ["x"], "params": {"q": "q"}, "family": {
+                  "sharding": {"params": {"q": {"tp": "S(0)"}}, "in_src": {"x": {}}, "in_dst": {"x": {}}},
+                  "cached": {"sharding":
+                  {"params": {"q": {"tp": "S(0)"}}, "in_src": {"x": {}}, "in_dst": {"x": {}}}}}}},
+    "overrides": {"attn": {"params": {"q": {"tp": "S(1)"}}, "in_src": {"x": {}}, "in_dst": {"x": {}}}}})J",
+                                  {});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(Codes(*r), std::vector<std::string>{"family-layout-changed"});
+}
+
+TEST(EngineTest, EveryStyleOnLinearAndEmbeddingModules) {
+  for (int s = 0; s <= static_cast<int>(Style::kMoeTpExperts); ++s) {
+    const Style style = static_cast<Style>(s);
+    SCOPED_TRACE(StyleName(style));
+    absl::StatusOr<Result> r = Plan(absl::StrCat(R"J({"schema": "shardplan.v1", "mesh": {"tp": 2},
+      "parameters": {"w": {"shape": [8, 4]}, "b": {"shape": [8]}, "e": {"shape": [16, 4]}}, "root": "m",
+      "modules": {"m": {"children": {"lin": "lin", "emb": "emb"}},
+                  "lin": {"type": "Linear", "forward": ["*args", "x", "**kwargs"], "params": {"weight": "w", "bias": "b"}},
+                  "emb": {"type": "Embedding", "forward": ["input"], "params": {"weight": "e"}}},
+      "templates": [{"axis": "tp", "rules": {"lin": ")J",
+                                                 StyleName(style), R"J(", "emb": ")J", StyleName(style), R"J("}}]})J"),
+                                    {});
+    ASSERT_TRUE(r.ok() && r->planned.has_value());
+    const Document& doc = *r->document;
+    auto spell = [&](const std::optional<PlacementMap>& map, std::string_view name) -> std::string {
+      if (!map) return "absent";
+      for (const PlacementEntry& e : *map) {
+        if (doc.Name(e.name) == name) return FormatPlacement(e.placements.at(0).placement);
+      }
+      return "-";
+    };
+    auto expect = [](const std::optional<Placement>& p) { return p ? FormatPlacement(*p) : "-"; };
+    for (const FqnLayout& entry : r->planned->entries) {
+      const bool embedding = doc.Name(entry.fqn) == "emb";
+      const StylePlacements want = PlacementsOf(style, embedding);
+      EXPECT_EQ(spell(entry.layout.params, "weight"), expect(want.weight)) << doc.Name(entry.fqn);
+      if (!embedding) EXPECT_EQ(spell(entry.layout.params, "bias"), expect(want.bias));
+      const std::string input = embedding ? "input" : "x";  // the first named input, not *args
+      EXPECT_EQ(spell(entry.layout.in_src, input), expect(want.in ? std::optional(want.in->first) : std::nullopt));
+      EXPECT_EQ(spell(entry.layout.in_dst, input), expect(want.in ? std::optional(want.in->second) : std::nullopt));
+      EXPECT_EQ(spell(entry.layout.out_src, "output"),
+                want.out ? FormatPlacement(want.out->first) : std::string("absent"));
+      EXPECT_EQ(spell(entry.layout.out_dst, "output"),
+                want.out ? FormatPlacement(want.out->second) : std::string("absent"));
+    }
+    EXPECT_EQ(r->planned->entries.size(), 2u);
+  }
+}
+
 }  // namespace
 }  // namespace shardplan
