@@ -39,6 +39,7 @@ PACKAGES=(
   python3-pytest python3-venv  # the Python binding's tests and pip install check
   emscripten               # the WebAssembly build (emcc 3.1.6, prebuilt frozen cache)
   chromium                 # the browser test of the WebAssembly page
+  python3-torch            # the PyTorch exporter (shardplan.torch) and the model zoo
 )
 
 ACTIONS=()
