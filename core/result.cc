@@ -37,48 +37,16 @@ void WritePlacementMap(Writer& w, const Document& doc, const PlacementMap& map) 
   w.EndObject();
 }
 
-// A layout as the plan holds it: params, in_src and in_dst always (null when
-// absent), out_src, out_dst and out_names when present.
-void WriteLayout(Writer& w, const Document& doc, const Layout& layout) {
-  w.StartObject();
-  for (const auto& [key, map] : {std::pair{"params", &layout.params}, std::pair{"in_src", &layout.in_src},
-                                 std::pair{"in_dst", &layout.in_dst}}) {
-    Key(w, key);
-    if (*map) {
-      WritePlacementMap(w, doc, **map);
-    } else {
-      w.Null();
-    }
-  }
-  for (const auto& [key, map] : {std::pair{"out_src", &layout.out_src}, std::pair{"out_dst", &layout.out_dst}}) {
-    if (!*map) continue;
-    Key(w, key);
-    WritePlacementMap(w, doc, **map);
-  }
-  if (layout.out_names) {
-    Key(w, "out_names");
-    w.StartArray();
-    for (NameId n : *layout.out_names) String(w, doc.Name(n));
-    w.EndArray();
-  }
-  w.EndObject();
-}
-
-void WriteOwnedLayout(Writer& w, const Document& doc, const OwnedEntry& entry) {
-  const Layout& layout = *entry.layout;
+// A layout: params (written by `write_params`; null when absent), in_src
+// and in_dst always (null when absent), out_src, out_dst and `out_names`
+// when present.
+template <typename WriteParams>
+void WriteLayoutWith(Writer& w, const Document& doc, const Layout& layout, WriteParams write_params,
+                     const std::optional<std::vector<NameId>>& out_names) {
   w.StartObject();
   Key(w, "params");
   if (layout.params) {
-    w.StartObject();
-    size_t next_dropped = 0;
-    for (size_t i = 0; i < layout.params->size(); ++i) {
-      if (next_dropped < entry.dropped.size() && entry.dropped[next_dropped] == i) {
-        ++next_dropped;
-        continue;
-      }
-      WritePlacementEntry(w, doc, (*layout.params)[i]);
-    }
-    w.EndObject();
+    write_params(*layout.params);
   } else {
     w.Null();
   }
@@ -95,7 +63,6 @@ void WriteOwnedLayout(Writer& w, const Document& doc, const OwnedEntry& entry) {
     Key(w, key);
     WritePlacementMap(w, doc, **map);
   }
-  const std::optional<std::vector<NameId>>& out_names = layout.out_names ? layout.out_names : entry.derived_out_names;
   if (out_names) {
     Key(w, "out_names");
     w.StartArray();
@@ -103,6 +70,33 @@ void WriteOwnedLayout(Writer& w, const Document& doc, const OwnedEntry& entry) {
     w.EndArray();
   }
   w.EndObject();
+}
+
+// A plan entry's layout, as written.
+void WriteLayout(Writer& w, const Document& doc, const Layout& layout) {
+  WriteLayoutWith(
+      w, doc, layout, [&](const PlacementMap& params) { WritePlacementMap(w, doc, params); }, layout.out_names);
+}
+
+// An owner's layout as the result prints it: less the params claims dropped,
+// with derived out_names when it gives none.
+void WriteOwnedLayout(Writer& w, const Document& doc, const OwnedEntry& entry) {
+  const Layout& layout = *entry.layout;
+  WriteLayoutWith(
+      w, doc, layout,
+      [&](const PlacementMap& params) {
+        w.StartObject();
+        size_t next_dropped = 0;
+        for (size_t i = 0; i < params.size(); ++i) {
+          if (next_dropped < entry.dropped.size() && entry.dropped[next_dropped] == i) {
+            ++next_dropped;
+            continue;
+          }
+          WritePlacementEntry(w, doc, params[i]);
+        }
+        w.EndObject();
+      },
+      layout.out_names ? layout.out_names : entry.derived_out_names);
 }
 
 void WriteMemory(Writer& w, const std::optional<MemoryReport>& memory) {
