@@ -96,6 +96,68 @@ export interface CheckResult {
   owned?: Owned;
 }
 
+/** A module's final-plan layout: every entry has params, in_src and in_dst. */
+export interface PlanLayout extends Layout {
+  params: Record<string, Record<string, string>>;
+  in_src: Record<string, Record<string, string>>;
+  in_dst: Record<string, Record<string, string>>;
+}
+
+/**
+ * Per-device memory of a planned result (planner-v1 section 5). Devices are numbered row-major
+ * over the mesh axes in mesh order; byte counts are per device.
+ */
+export interface Memory {
+  devices: number;
+  /** Every parameter identity once (tied parameters once), unsharded. */
+  unsharded_bytes: number;
+  max_bytes: number;
+  min_bytes: number;
+  mean_bytes: number;
+  /** The lowest device holding max_bytes. */
+  max_device: number;
+  /** Every device's bytes, in device order; absent for meshes of more than 65,536 devices. */
+  per_device_bytes?: number[];
+}
+
+export type Collective =
+  | 'all_gather'
+  | 'slice'
+  | 'all_reduce'
+  | 'reduce_scatter'
+  | 'all_to_all'
+  | 'none'
+  | 'unsupported';
+
+/** One communication record: on `port` of the module at `fqn`, mesh axis `axis` goes `from` -> `to`. */
+export interface CommunicationRecord {
+  fqn: string;
+  /** "in:NAME" (in_src -> in_dst) or "out:NAME" (out_src -> out_dst). */
+  port: string;
+  axis: string;
+  /** A placement as written ("R" for an absent side), e.g. "P", "S(-1)". */
+  from: string;
+  to: string;
+  collective: Collective;
+}
+
+/**
+ * What `shardplan plan --format json` prints. The planning keys are present only when a plan was
+ * made: not for an invalid document, a document whose owners do not check, or one that gives a
+ * `plan` of its own (which plan() checks as check() does).
+ */
+export interface PlanResult extends CheckResult {
+  plan?: { modules: Record<string, PlanLayout> };
+  /** FQN -> where its entry came from: "owned:model", "owned:family", "owned:native",
+   * "template:AXIS:PATTERN" (one per contributing rule) or "override"; in plan order. */
+  provenance?: Record<string, string[]>;
+  /** null when the mesh has more than 2^24 devices. */
+  memory?: Memory | null;
+  communication?: CommunicationRecord[];
+  /** collective -> mesh axis -> number of records. */
+  collectives?: Partial<Record<Collective, Record<string, number>>>;
+}
+
 /** One instance of the engine. Get it with load(); every method is synchronous. */
 export class Shardplan {
   /**
@@ -111,6 +173,13 @@ export class Shardplan {
   check(text: DocumentInput, options?: CheckOptions | null): CheckResult;
   /** The result JSON text, byte for byte what `shardplan check --format json` prints (no newline). */
   checkJson(text: DocumentInput, options?: CheckOptions | null): string;
+  /**
+   * Plans a document as `shardplan plan` does (templates, overrides, shape checks, memory per
+   * device, communication): JSON.parse of the result JSON. Same options as check().
+   */
+  plan(text: DocumentInput, options?: CheckOptions | null): PlanResult;
+  /** The plan result JSON text, byte for byte what `shardplan plan --format json` prints (no newline). */
+  planJson(text: DocumentInput, options?: CheckOptions | null): string;
   /** The verdict and the diagnostics only, without building the result JSON (faster for big models). */
   checkDiagnostics(text: DocumentInput, options?: CheckOptions | null): { ok: boolean; diagnostics: Diagnostic[] };
 }
@@ -120,3 +189,6 @@ export function load(): Promise<Shardplan>;
 
 /** load(), then check(). */
 export function check(text: DocumentInput, options?: CheckOptions | null): Promise<CheckResult>;
+
+/** load(), then plan(). */
+export function plan(text: DocumentInput, options?: CheckOptions | null): Promise<PlanResult>;

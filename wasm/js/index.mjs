@@ -73,6 +73,10 @@ const S_OUT_VALUE = 44; //    int / size_t / sp_str        (8 bytes)
 const S_DIAGNOSTIC = 56; //   sp_diagnostic                (44 bytes: 5 sp_str + 1 int)
 const SCRATCH_BYTES = 104;
 
+// What #withResult runs on the parsed document: sp_document_check or sp_document_plan.
+const CHECK = 0;
+const PLAN = 1;
+
 const OPTION_NAMES = new Set(['threads', 'maxPaths', 'maxFqnBytes', 'maxJsonDepth']);
 
 const encoder = new TextEncoder();
@@ -170,6 +174,31 @@ export class Shardplan {
   }
 
   /**
+   * Plans a shardplan.v1 document, as `shardplan plan` does: makes the final plan from the
+   * document's owners, `templates` and `overrides`, checks it (ownership, the plan checks, shapes)
+   * and computes the memory per device and the collectives it implies. Returns the
+   * shardplan.result.v1 object with, when a plan was made, also `plan` ({modules: {FQN: layout}}),
+   * `provenance` ({FQN: [..]}), `memory`, `communication` and `collectives`. A document that gives
+   * a `plan` of its own is checked as check() does (no plan is made); an invalid document or one
+   * whose owners do not check gives no plan either. Same options as check().
+   */
+  plan(text, options) {
+    return JSON.parse(this.planJson(text, options));
+  }
+
+  /**
+   * Like plan(), but returns the result JSON text itself: byte for byte what
+   * `shardplan plan --format json` prints for the document (without the newline).
+   */
+  planJson(text, options) {
+    return this.#withResult(text, options, (m, scratch, result) => {
+      const out = scratch + S_OUT_VALUE;
+      this.#call(m._sp_result_json(result, out));
+      return this.#str(out);
+    }, PLAN);
+  }
+
+  /**
    * Like check(), but reads only the verdict and the diagnostics, through sp_result_ok and
    * sp_result_diagnostic, without building the result JSON (cheaper for large models, whose
    * `owned` section is large). Each diagnostic has the keys of the JSON result's diagnostics.
@@ -198,12 +227,20 @@ export class Shardplan {
     });
   }
 
-  // Parses and checks `text`, then calls read(module, scratch, resultHandle); frees everything.
-  #withResult(text, options, read) {
+  // Parses and checks (or plans: mode PLAN) `text`, then calls read(module, scratch,
+  // resultHandle); frees everything.
+  #withResult(text, options, read, mode = CHECK) {
     const opts = readOptions(options);
     const bytes = toBytes(text);
     if (this.#aborted) throw this.#abortedError(this.#aborted);
     const m = this.#m;
+    if (mode === PLAN && typeof m._sp_document_plan !== 'function') {
+      throw new ShardplanError(
+        ErrorCode.INCOMPATIBLE_ABI,
+        'this shardplan engine cannot plan: it exports no sp_document_plan (it was built before ' +
+          'planning was added). Use the shardplan.mjs built from the same source tree as this index.mjs.',
+      );
+    }
     try {
       const scratch = this.#malloc(SCRATCH_BYTES);
       try {
@@ -227,7 +264,8 @@ export class Shardplan {
         }
         let result;
         try {
-          this.#call(m._sp_document_check(document, scratch + S_CHECK_OPTIONS, scratch + S_OUT_RESULT));
+          const run = mode === PLAN ? m._sp_document_plan : m._sp_document_check;
+          this.#call(run(document, scratch + S_CHECK_OPTIONS, scratch + S_OUT_RESULT));
           result = m.HEAPU32[(scratch + S_OUT_RESULT) >>> 2];
         } finally {
           m._sp_document_delete(document); // results outlive their document
@@ -328,4 +366,9 @@ export function load() {
 /** load() then check(): the shardplan.result.v1 object for `text`. */
 export async function check(text, options) {
   return (await load()).check(text, options);
+}
+
+/** load() then plan(): the planned shardplan.result.v1 object for `text`. */
+export async function plan(text, options) {
+  return (await load()).plan(text, options);
 }

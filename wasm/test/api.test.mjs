@@ -3,13 +3,13 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { before, describe, test } from 'node:test';
 
-import { REPO, importEngineFactory, importWrapper, npmDir, readExample } from './lib.mjs';
+import { CASES, REPO, cliPath, importEngineFactory, importWrapper, npmDir, readExample } from './lib.mjs';
 
 let api; // the wrapper module: load, check, Shardplan, ShardplanError, checkAbi, ...
 let sp; // load()'s instance
@@ -17,6 +17,24 @@ let createEngine; // shardplan.mjs's factory, for instances of our own
 
 const OK = readExample('tiny-llama.json');
 const BROKEN = readExample('tiny-llama-broken.json');
+const TINY_PLAN = readExample('tiny-plan.json');
+
+// The planning document of the binding brief: an owned embedding and a tensor-parallel template.
+const PLAN_DOC = JSON.stringify({
+  schema: 'shardplan.v1',
+  mesh: { dp: 2, tp: 4 },
+  parameters: { emb: { shape: [64, 8], dtype: 'bfloat16' }, up: { shape: [32, 8] }, down: { shape: [8, 32] } },
+  root: 'model',
+  modules: {
+    model: { children: { embed: 'embed', up_proj: 'up', down_proj: 'down' } },
+    embed: { type: 'Embedding', forward: ['input'], params: { weight: 'emb' } },
+    up: { type: 'Linear', forward: ['x'], params: { weight: 'up' } },
+    down: { type: 'Linear', forward: ['x'], params: { weight: 'down' } },
+  },
+  providers: { sharding: { embed: { params: { weight: { tp: 'S(0)' } }, in_src: {}, in_dst: {} } } },
+  templates: [{ axis: 'tp', rules: { up_proj: 'colwise', down_proj: 'rowwise' } }],
+});
+const PLAN_KEYS = ['plan', 'provenance', 'memory', 'communication', 'collectives'];
 
 before(async () => {
   api = await importWrapper();
@@ -258,6 +276,11 @@ async function countedInstance(overrides = {}) {
       if (!error) live.result.add(engine.HEAPU32[out >>> 2]);
       return error;
     },
+    _sp_document_plan: (d, options, out) => {
+      const error = returnsError(overrides._sp_document_plan ?? engine._sp_document_plan)(d, options, out);
+      if (!error) live.result.add(engine.HEAPU32[out >>> 2]);
+      return error;
+    },
     _sp_result_delete: (r) => {
       assert.ok(live.result.delete(r), `delete of unknown result ${r}`);
       engine._sp_result_delete(r);
@@ -287,6 +310,12 @@ describe('errors and freeing', () => {
     instance.check('');
     instance.check(OK, { maxPaths: 3 });
     assert.throws(() => instance.check(OK, { threads: -1 }));
+    instance.plan(PLAN_DOC);
+    instance.plan(TINY_PLAN, { maxPaths: 100 });
+    instance.planJson(BROKEN);
+    instance.plan('{');
+    instance.plan(TINY_PLAN, { maxPaths: 3 });
+    assert.throws(() => instance.plan(TINY_PLAN, { maxJsonDepth: -1 }));
     assertAllFreed();
   });
 
@@ -342,6 +371,140 @@ describe('errors and freeing', () => {
   });
 });
 
+describe('planning', () => {
+  test('the brief document: ok, three plan entries with provenance, memory, communication', async () => {
+    const r = sp.plan(PLAN_DOC);
+    assert.equal(r.schema, 'shardplan.result.v1');
+    assert.equal(r.ok, true, JSON.stringify(r.diagnostics));
+    for (const key of PLAN_KEYS) assert.ok(key in r, `no "${key}" in the result`);
+    // Plan entries in plan order (owners first, then template entries in named_modules order).
+    assert.deepEqual(Object.keys(r.plan.modules), ['embed', 'up_proj', 'down_proj']);
+    assert.deepEqual(r.provenance, {
+      embed: ['owned:model'],
+      up_proj: ['template:tp:up_proj'],
+      down_proj: ['template:tp:down_proj'],
+    });
+    assert.deepEqual(Object.keys(r.provenance), Object.keys(r.plan.modules));
+    assert.deepEqual(r.plan.modules.up_proj.params, { weight: { tp: 'S(-2)' } });
+    assert.deepEqual(r.plan.modules.down_proj.params, { weight: { tp: 'S(-1)' } });
+    // Memory: 64*8*2 + 32*8*4 + 8*32*4 = 3072 bytes unsharded; everything is split over tp=4.
+    assert.equal(r.memory.devices, 8);
+    assert.equal(r.memory.unsharded_bytes, 3072);
+    assert.equal(r.memory.per_device_bytes.length, 8);
+    assert.deepEqual(r.memory.per_device_bytes, Array(8).fill(768));
+    assert.equal(r.memory.max_bytes, Math.max(...r.memory.per_device_bytes));
+    assert.equal(r.memory.min_bytes, Math.min(...r.memory.per_device_bytes));
+    assert.equal(r.memory.mean_bytes, 768);
+    assert.equal(r.memory.max_device, 0);
+    // Rowwise down_proj: its output goes P -> R on tp, an all-reduce.
+    assert.deepEqual(r.communication.find((c) => c.fqn === 'down_proj' && c.collective === 'all_reduce'), {
+      fqn: 'down_proj', port: 'out:output', axis: 'tp', from: 'P', to: 'R', collective: 'all_reduce',
+    });
+    assert.deepEqual(r.collectives, { all_reduce: { tp: 1 } });
+    // The module-level plan() and bytes as input give the same.
+    assert.deepEqual(await api.plan(PLAN_DOC), r);
+    assert.deepEqual(sp.plan(new TextEncoder().encode(PLAN_DOC)), r);
+  });
+
+  test('planJson is the text of plan', () => {
+    for (const text of [PLAN_DOC, TINY_PLAN, OK, BROKEN, '{']) assert.deepEqual(JSON.parse(sp.planJson(text)), sp.plan(text));
+  });
+
+  test('a malformed document: one invalid-document diagnostic, no plan', () => {
+    for (const text of ['{"schema": "shardplan.v1", "templates": [', '', '[1, 2]']) {
+      const r = sp.plan(text);
+      assert.equal(r.ok, false);
+      assert.deepEqual(r.diagnostics.map((d) => d.code), ['invalid-document']);
+      for (const key of PLAN_KEYS) assert.ok(!(key in r), `"${key}" in the result of an invalid document`);
+    }
+    // A document giving both a plan and templates is invalid as well.
+    const both = JSON.parse(PLAN_DOC);
+    both.plan = { modules: {} };
+    const r = sp.plan(JSON.stringify(both));
+    assert.deepEqual(r.diagnostics.map((d) => d.code), ['invalid-document']);
+  });
+
+  test('check() ignores templates; plan() of a document with its own plan equals check()', () => {
+    const checked = sp.check(PLAN_DOC);
+    assert.equal(checked.ok, true);
+    for (const key of PLAN_KEYS) assert.ok(!(key in checked), `"${key}" in a checked result`);
+    // tiny-llama.json gives a final plan of its own: plan() checks it, as check() does.
+    assert.equal(sp.planJson(OK), sp.checkJson(OK));
+    assert.equal(sp.planJson(BROKEN), sp.checkJson(BROKEN));
+  });
+
+  test('tiny-plan.json: five entries, the unused gate rule, 9 MiB per device, one all-reduce', () => {
+    const r = sp.plan(TINY_PLAN);
+    assert.equal(r.ok, true);
+    assert.deepEqual(r.diagnostics.map((d) => `${d.severity}:${d.code}`), ['warning:unused-template-rule']);
+    assert.deepEqual(Object.keys(r.provenance), ['embed', 'layers.0.attn.q_proj', 'layers.0.attn.kv_proj',
+      'layers.0.mlp.up_proj', 'layers.0.mlp.down_proj']);
+    assert.equal(r.memory.unsharded_bytes, 36 * 2 ** 20);
+    assert.deepEqual(r.memory.per_device_bytes, Array(8).fill(9 * 2 ** 20));
+    assert.deepEqual(r.collectives, { all_reduce: { tp: 1 } });
+  });
+
+  test('options apply to plan() as to check()', () => {
+    const r = sp.plan(TINY_PLAN, { maxPaths: 3 });
+    assert.deepEqual(r.diagnostics.map((d) => d.code), ['invalid-document']);
+    assert.match(r.diagnostics[0].message, /more than 3 module paths/);
+    assert.equal(sp.planJson(TINY_PLAN, { threads: 4, maxPaths: 1000n }), sp.planJson(TINY_PLAN));
+    assertShardplanError(() => sp.plan(TINY_PLAN, { maxpaths: 3 }), 'INVALID_ARGUMENT', /unknown option 'maxpaths'/);
+    assertShardplanError(() => sp.plan(42), 'INVALID_ARGUMENT', /must be a string/);
+  });
+
+  test('an engine without sp_document_plan is refused by plan() only', async () => {
+    const engine = await createEngine();
+    const old = Object.create(engine, { _sp_document_plan: { value: undefined } });
+    const instance = new api.Shardplan(old);
+    assert.equal(instance.check(OK).ok, true);
+    assertShardplanError(() => instance.plan(PLAN_DOC), 'INCOMPATIBLE_ABI', /no sp_document_plan/);
+  });
+
+  test('the result equals the native `shardplan plan --format json`, byte for byte', () => {
+    // The two documents of the brief, variants with errors and more axes, and every conformance
+    // case (none has templates: there plan() adds the owners' plan, memory and communication).
+    const variants = {
+      'brief.json': PLAN_DOC,
+      'tiny-plan.json': TINY_PLAN,
+    };
+    const withOverride = JSON.parse(TINY_PLAN);
+    withOverride.overrides = { lm_head: { params: { weight: { tp: 'S(5)' } }, in_src: {}, in_dst: {} } };
+    variants['override-errors.json'] = JSON.stringify(withOverride);
+    const conflict = JSON.parse(TINY_PLAN);
+    conflict.templates.push({ axis: 'tp', rules: { 'layers.*.mlp.down_proj': 'colwise' } });
+    variants['template-conflict.json'] = JSON.stringify(conflict);
+    variants['three-axes-uneven.json'] = TINY_PLAN.replace('"tp": 4}', '"pp": 3, "tp": 8}');
+    const dir = mkdtempSync(join(tmpdir(), 'shardplan-plan-'));
+    try {
+      const files = [];
+      const texts = [];
+      for (const [name, text] of Object.entries(variants)) {
+        writeFileSync(join(dir, name), text);
+        files.push(join(dir, name));
+        texts.push(text);
+      }
+      for (const name of readdirSync(CASES).filter((n) => n.endsWith('.json')).sort()) {
+        files.push(join(CASES, name));
+        texts.push(readFileSync(join(CASES, name)));
+      }
+      const run = spawnSync(cliPath(), ['plan', '--format', 'json', ...files], { encoding: 'utf8', maxBuffer: 1 << 30 });
+      if (run.error) throw run.error;
+      assert.ok(run.status === 0 || run.status === 1, `${cliPath()} exited ${run.status}: ${run.stderr}`);
+      const lines = run.stdout.split('\n');
+      assert.equal(lines.pop(), '', 'the CLI output ends with a newline');
+      assert.equal(lines.length, files.length, 'one JSON line per document (is SHARDPLAN_CLI a build with `plan`?)');
+      assert.ok(JSON.parse(lines[0]).provenance, 'the CLI planned the brief document');
+      const planned = lines.filter((line) => line.includes('"provenance":')).length;
+      // (Most conformance cases give a plan of their own or fail their ownership checks: no plan then.)
+      assert.ok(planned >= 10, `only ${planned} of ${files.length} documents were planned`);
+      files.forEach((file, i) => assert.equal(sp.planJson(texts[i]), lines[i], `${file}`));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('a large document', () => {
   test('a ~2 MB model checks ok', () => {
     const text = tinyLlamaWithLayers(500);
@@ -356,21 +519,27 @@ describe('a large document', () => {
 });
 
 describe('README.md', () => {
-  test("the example's output is the one shown", () => {
-    const readme = readFileSync(join(npmDir(), 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('\n## Example\n'));
-    const code = section.match(/```js\n([\s\S]*?)```/)[1];
-    const shown = section.match(/```text\n\$ node example\.mjs\n([\s\S]*?)```/)[1];
-    const dir = mkdtempSync(join(tmpdir(), 'shardplan-readme-'));
-    try {
-      const file = join(dir, 'example.mjs');
-      const wrapper = pathToFileURL(join(npmDir(), 'index.mjs')).href;
-      writeFileSync(file, code.replaceAll("'@shardplan/wasm'", JSON.stringify(wrapper)));
-      const run = spawnSync(process.execPath, [file], { encoding: 'utf8' });
-      assert.equal(run.status, 0, run.stderr);
-      assert.equal(run.stdout, shown);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  // Runs the ```js block of a README section and compares its output with the ```text block
+  // that follows it ("$ node FILE" then the output).
+  for (const [heading, file] of [['Example', 'example.mjs'], ['Planning', 'plan.mjs']]) {
+    test(`the ${heading} section's output is the one shown`, () => {
+      const readme = readFileSync(join(npmDir(), 'README.md'), 'utf8');
+      const at = readme.indexOf(`\n## ${heading}\n`);
+      assert.ok(at >= 0, `no "## ${heading}" section`);
+      const section = readme.slice(at, readme.indexOf('\n## ', at + 1));
+      const code = section.match(/```js\n([\s\S]*?)```/)[1];
+      const shown = section.match(new RegExp(`\`\`\`text\n\\$ node ${file.replace('.', '\\.')}\n([\\s\\S]*?)\`\`\``))[1];
+      const dir = mkdtempSync(join(tmpdir(), 'shardplan-readme-'));
+      try {
+        const path = join(dir, file);
+        const wrapper = pathToFileURL(join(npmDir(), 'index.mjs')).href;
+        writeFileSync(path, code.replaceAll("'@shardplan/wasm'", JSON.stringify(wrapper)));
+        const run = spawnSync(process.execPath, [path], { encoding: 'utf8' });
+        assert.equal(run.status, 0, run.stderr);
+        assert.equal(run.stdout, shown);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
 });

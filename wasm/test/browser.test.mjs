@@ -7,8 +7,8 @@
 // tiny static server on an ephemeral port of 127.0.0.1, and the page is driven with playwright-core
 // (wasm/test/package.json; `npm ci` in wasm/test installs it) and the system Chromium
 // (/usr/bin/chromium, or SHARDPLAN_CHROMIUM). No network access is needed. Screenshots of the
-// failing and the passing example are written to SHARDPLAN_TEST_OUTPUTS (a new temporary
-// directory when unset).
+// failing and the passing example and of the plan tab (plan-tab.png) are written to
+// SHARDPLAN_TEST_OUTPUTS (a new temporary directory when unset).
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -93,7 +93,8 @@ before(async () => {
   assert.ok(site, 'SHARDPLAN_SITE is not set: point it at the assembled site ' +
     '(bazel build --config=wasm //wasm:site -> bazel-bin/wasm/site)');
   for (const f of ['index.html', 'app.mjs', 'worker.mjs', 'style.css', 'shardplan/index.mjs',
-    'shardplan/shardplan.mjs', 'examples/index.json', 'examples/tiny-llama.json', 'examples/tiny-llama-broken.json']) {
+    'shardplan/shardplan.mjs', 'examples/index.json', 'examples/tiny-llama.json', 'examples/tiny-llama-broken.json',
+    'examples/tiny-plan.json']) {
     assert.ok(fs.existsSync(path.join(site, f)), `SHARDPLAN_SITE=${site} lacks ${f}: is it the assembled site?`);
   }
   const { chromium } = await loadPlaywright();
@@ -171,7 +172,7 @@ test('the page loads the engine in a worker and lists the bundled examples', { t
   await page.goto(siteUrl);
   await page.waitForSelector('[data-testid=status][data-state=ready]');
   const options = await page.$$eval('[data-testid=example-select] option', (os) => os.map((o) => o.value).filter(Boolean));
-  assert.deepEqual(options, ['tiny-llama-broken.json', 'tiny-llama.json']);
+  assert.deepEqual(options, ['tiny-llama-broken.json', 'tiny-llama.json', 'tiny-plan.json']);
   const engine = await page.textContent('[data-testid=engine]');
   assert.match(engine, /ABI 1/);
 });
@@ -325,6 +326,153 @@ test('an edited document is checked with Ctrl+Enter', { timeout: TIMEOUT }, asyn
   const axes = await page.$$eval('[data-testid=mesh-axis]', (els) => els.map((e) => e.dataset.axis));
   assert.deepEqual(axes, ['dp', 'tp', 'pp']);
   assert.match(await page.textContent('[data-testid=mesh-devices]'), /16\s+devices/);
+});
+
+// The plan tab's entries as [fqn, provenance (space-separated)].
+const planEntries = () => page.$$eval('[data-testid=plan-entry]', (els) => els.map((e) => [e.dataset.fqn, e.dataset.provenance]));
+const heatmapBytes = () => page.$$eval('[data-testid=heatmap-cell]', (els) => els.map((e) => Number(e.dataset.bytes)));
+
+test('tiny-plan.json is planned: the plan tab with provenance, the memory heatmap and the collectives', { timeout: TIMEOUT }, async () => {
+  const state = await checked(() => page.selectOption('[data-testid=example-select]', 'tiny-plan.json'));
+  assert.equal(state, 'ok');
+  // It has templates: the worker planned it (as `shardplan plan`), so the unused rule is reported.
+  assert.equal(await page.getAttribute('[data-testid=status]', 'data-mode'), 'plan');
+  assert.match(await page.textContent('[data-testid=status]'), /Plan OK: 1 owner, 2 owned parameter names, 1 alias; planned 5 entries \(1 warning\)/);
+  assert.deepEqual((await diagnostics()).map((d) => d.code), ['unused-template-rule']);
+  assert.equal((await page.textContent('[data-testid=plan-count]')).trim(), '5');
+
+  await page.click('[data-testid=plan-tab]');
+  assert.equal(await page.getAttribute('[data-testid=plan-tab]', 'aria-selected'), 'true');
+  assert.ok(await page.locator('[data-testid=plan-panel]').isVisible());
+  assert.ok(await page.locator('[data-testid=tree]').isHidden());
+
+  // The final plan: five entries in plan order, each with its provenance chips.
+  assert.deepEqual(await planEntries(), [
+    ['embed', 'owned:model'],
+    ['layers.0.attn.q_proj', 'template:tp:layers.*.attn.q_proj'],
+    ['layers.0.attn.kv_proj', 'template:tp:layers.*.attn.kv_proj'],
+    ['layers.0.mlp.up_proj', 'template:tp:layers.*.mlp.up_proj'],
+    ['layers.0.mlp.down_proj', 'template:tp:layers.*.mlp.down_proj'],
+  ]);
+  const chips = await page.$$eval('[data-testid=plan-entry]', (els) => els.map((e) =>
+    [...e.querySelectorAll('[data-testid=provenance-chip]')].map((c) => c.dataset.kind)));
+  assert.deepEqual(chips, [['owned'], ['template'], ['template'], ['template'], ['template']]);
+  const owned = await page.locator('[data-testid=provenance-chip][data-kind=owned] .prov-kind').evaluate((e) => getComputedStyle(e).backgroundColor);
+  const template = await page.locator('[data-testid=provenance-chip][data-kind=template] .prov-kind').first().evaluate((e) => getComputedStyle(e).backgroundColor);
+  assert.notEqual(owned, template, 'owned and template chips have different colors');
+  // Placements per mesh axis: embed on tp S(0), down_proj (rowwise) S(-1), nothing on dp.
+  const placement = (fqn, axis) => page.locator(`[data-testid=plan-entry][data-fqn="${fqn}"] td.c-axis[data-axis=${axis}]`).first().textContent();
+  assert.equal(await placement('embed', 'tp'), 'S(0)');
+  assert.equal(await placement('layers.0.mlp.down_proj', 'tp'), 'S(-1)');
+  assert.equal(await placement('layers.0.mlp.down_proj', 'dp'), '—');
+  // The filter.
+  await page.fill('[data-testid=plan-filter]', 'kv_proj');
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=plan-entry]').length === 1);
+  assert.deepEqual((await planEntries()).map(([fqn]) => fqn), ['layers.0.attn.kv_proj']);
+  await page.fill('[data-testid=plan-filter]', '');
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=plan-entry]').length === 5);
+
+  // Memory: dp 2 x tp 4 laid out as a 2 x 4 grid, 9 MiB on every device.
+  const heatmap = page.locator('[data-testid=heatmap]');
+  assert.equal(await page.locator('[data-testid=heatmap-cell]').count(), 8);
+  assert.equal(await heatmap.getAttribute('data-rows'), '2');
+  assert.equal(await heatmap.getAttribute('data-cols'), '4');
+  assert.deepEqual(await heatmapBytes(), Array(8).fill(9 * 2 ** 20));
+  const coords = await page.$$eval('[data-testid=heatmap-cell]', (els) => els.map((e) => e.dataset.coords));
+  assert.deepEqual(coords, ['dp=0, tp=0', 'dp=0, tp=1', 'dp=0, tp=2', 'dp=0, tp=3', 'dp=1, tp=0', 'dp=1, tp=1', 'dp=1, tp=2', 'dp=1, tp=3']);
+  // Row-major: device 4 starts the second row.
+  const top = (d) => page.locator(`[data-testid=heatmap-cell][data-device="${d}"]`).evaluate((e) => e.getBoundingClientRect().top);
+  assert.equal(await top(3), await top(0));
+  assert.ok(await top(4) > await top(3));
+  assert.match(await page.textContent('[data-testid=heatmap-legend]'), /9\.00 MiB/);
+  assert.match(await page.textContent('[data-testid=memory-stats]'), /36\.00 MiB/);
+  // Hovering a cell shows its device, coordinates and bytes.
+  await page.hover('[data-testid=heatmap-cell][data-device="6"]');
+  const tip = page.locator('[data-testid=heatmap-tooltip]');
+  await tip.waitFor({ state: 'visible' });
+  const tipText = await tip.textContent();
+  assert.match(tipText, /Device 6/);
+  assert.match(tipText, /dp=1, tp=2/);
+  assert.match(tipText, /9\.00 MiB · 9,437,184 bytes/);
+
+  // Collectives: one all_reduce on tp, none on dp; its record below.
+  const rows = await page.$$eval('[data-testid=collectives] [data-testid=collective]', (els) => els.map((e) => e.dataset.collective));
+  assert.deepEqual(rows, ['all_reduce']);
+  const count = (axis) => page.getAttribute(`[data-testid=collectives] [data-collective=all_reduce] td[data-axis=${axis}]`, 'data-count');
+  assert.equal(await count('tp'), '1');
+  assert.equal(await count('dp'), '0');
+  const records = page.locator('[data-testid=comm-record]');
+  assert.equal(await records.count(), 1);
+  assert.equal(await records.getAttribute('data-fqn'), 'layers.0.mlp.down_proj');
+  assert.deepEqual(await records.evaluate((e) => [...e.cells].map((c) => c.textContent.trim())),
+    ['layers.0.mlp.down_proj', 'out:output', 'tp', 'P→R', 'all_reduce']);
+  await page.fill('[data-testid=records-filter]', 'q_proj');
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=comm-record]').length === 0);
+  await page.fill('[data-testid=records-filter]', '');
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=comm-record]').length === 1);
+
+  await page.locator('[data-testid=records-filter]').blur();
+  await page.hover('[data-testid=heatmap-cell][data-device="7"]'); // the screenshot shows its tooltip
+  await page.screenshot({ path: path.join(outputs, 'plan-tab.png'), fullPage: true });
+  await page.mouse.move(0, 0);
+
+  // An entry's FQN leads to its module in the tree.
+  await page.click('[data-testid=plan-entry][data-fqn="layers.0.mlp.down_proj"] .fqn-link');
+  assert.equal(await page.getAttribute('[data-testid=check-tab]', 'aria-selected'), 'true');
+  await node('layers.0.mlp.down_proj').waitFor({ state: 'visible' });
+  assert.equal(await node('layers.0.mlp.down_proj').getAttribute('data-highlighted'), 'true');
+});
+
+test('the plan tab over three mesh axes, for a document with its own plan, and on request', { timeout: TIMEOUT }, async () => {
+  const site = process.env.SHARDPLAN_SITE;
+  const tinyPlan = fs.readFileSync(path.join(site, 'examples', 'tiny-plan.json'), 'utf8');
+  // pp 2 x dp 2 x tp 8: one 2 x 8 grid per pp; four KV heads over tp 8 leave half the devices without one.
+  const threeAxes = tinyPlan.replace('"mesh": {"dp": 2, "tp": 4}', '"mesh": {"pp": 2, "dp": 2, "tp": 8}');
+  assert.notEqual(threeAxes, tinyPlan);
+  await page.fill('[data-testid=doc-input]', threeAxes);
+  await page.focus('[data-testid=doc-input]');
+  assert.equal(await checked(() => page.keyboard.press('Control+Enter')), 'ok');
+  assert.ok((await diagnostics()).some((d) => d.code === 'empty-shard'));
+  await page.click('[data-testid=plan-tab]');
+  assert.equal(await page.locator('[data-testid=heatmap-group]').count(), 2);
+  assert.equal(await page.locator('[data-testid=heatmap-cell]').count(), 32);
+  const bytes = await heatmapBytes();
+  const [lo, hi] = [Math.min(...bytes), Math.max(...bytes)];
+  assert.ok(lo < hi, 'uneven memory');
+  const legend = page.locator('[data-testid=heatmap-legend]');
+  assert.equal(Number(await legend.getAttribute('data-min')), lo);
+  assert.equal(Number(await legend.getAttribute('data-max')), hi);
+  // Device 8 + 4 = 12 (pp 0, dp 1, tp 4) holds no KV head; device 0 holds the most.
+  assert.equal(await page.getAttribute('[data-testid=heatmap-cell][data-device="12"]', 'data-coords'), 'pp=0, dp=1, tp=4');
+  assert.equal(Number(await page.getAttribute('[data-testid=heatmap-cell][data-device="12"]', 'data-bytes')), lo);
+  assert.equal(Number(await page.getAttribute('[data-testid=heatmap-cell][data-device="0"]', 'data-bytes')), hi);
+  const color = (d) => page.locator(`[data-testid=heatmap-cell][data-device="${d}"]`).evaluate((e) => getComputedStyle(e).backgroundColor);
+  assert.notEqual(await color(0), await color(12));
+  assert.equal(await color(0), await color(16 + 8 + 3));
+
+  // tiny-llama.json gives its own final plan: checked, nothing to plan.
+  assert.equal(await checked(() => page.selectOption('[data-testid=example-select]', 'tiny-llama.json')), 'ok');
+  assert.equal(await page.getAttribute('[data-testid=status]', 'data-mode'), 'check');
+  assert.match(await page.textContent('[data-testid=plan-empty]'), /gives its own final plan/);
+  assert.equal((await page.textContent('[data-testid=plan-count]')).trim(), '–');
+
+  // Without its plan it has neither templates nor a plan: checked, and planned on request.
+  const doc = JSON.parse(fs.readFileSync(path.join(site, 'examples', 'tiny-llama.json'), 'utf8'));
+  delete doc.plan;
+  await page.fill('[data-testid=doc-input]', JSON.stringify(doc, null, 1));
+  await page.focus('[data-testid=doc-input]');
+  assert.equal(await checked(() => page.keyboard.press('Control+Enter')), 'ok');
+  assert.equal(await page.getAttribute('[data-testid=status]', 'data-mode'), 'check');
+  assert.equal(await checked(() => page.click('[data-testid=plan-button]')), 'ok');
+  assert.equal(await page.getAttribute('[data-testid=status]', 'data-mode'), 'plan');
+  assert.equal(await page.getAttribute('[data-testid=run-mode]', 'data-mode'), 'plan');
+  const entries = await planEntries();
+  assert.equal(entries.length, 6);
+  assert.deepEqual([...new Set(entries.map(([, p]) => p))].sort(), ['owned:family', 'owned:model', 'owned:native']);
+  assert.equal(await page.locator('[data-testid=heatmap-cell]').count(), 8);
+  assert.equal(await page.getAttribute('[data-testid=collectives] [data-collective=all_reduce] td[data-axis=tp]', 'data-count'), '5');
+  assert.ok((await diagnostics()).some((d) => d.code === 'unplanned-parameters'));
+  await page.click('[data-testid=check-tab]');
 });
 
 test('the page made no off-site request and logged no error', () => {

@@ -135,6 +135,8 @@ const state = {
   examples: new Map(), // name -> Promise<text>
   view: null,      // the current checked document's view model
   lastRun: null,
+  viewName: 'check', // the tab shown: 'check' (diagnostics and tree) or 'plan'
+  planDirty: false,  // the plan tab shows an older run: render it when shown
 };
 
 // ---- Status ----------------------------------------------------------------
@@ -213,32 +215,37 @@ function finishPending(run) {
 
 // Posts a document (text or File) to the worker; resolves with the run's
 // timings once the result is rendered.
-function runCheck(input, source) {
+// mode 'plan' plans the document even without templates or overrides (the
+// worker plans documents that have them by itself).
+function runCheck(input, source, mode = undefined) {
   if (!state.worker) return Promise.resolve(null);
   if (state.pending) state.pending.resolve(null); // superseded
   const id = state.nextId++;
   return new Promise((resolve) => {
-    state.pending = { id, source, resolve, t0: 0 };
-    setStatus('checking', `Checking ${source.label}…`, state.ready ? '' : 'waiting for the engine to load');
+    state.pending = { id, source, resolve, t0: 0, input };
+    setStatus('checking', `${mode === 'plan' ? 'Planning' : 'Checking'} ${source.label}…`, state.ready ? '' : 'waiting for the engine to load');
     $('export-result').hidden = true;
     $('status').dataset.run = String(id);
     $('check-button').disabled = true;
     document.body.classList.add('busy');
     state.pending.t0 = performance.now();
-    if (typeof input === 'string') state.worker.postMessage({ type: 'check', id, text: input });
-    else state.worker.postMessage({ type: 'check', id, file: input });
+    if (typeof input === 'string') state.worker.postMessage({ type: 'check', id, text: input, mode });
+    else state.worker.postMessage({ type: 'check', id, file: input, mode });
   });
 }
 
 // ---- Result -> view model ------------------------------------------------------
 
-function buildView(msg, source) {
+function buildView(msg, source, input) {
   const { result, tree } = msg;
   const diagnostics = Array.isArray(result.diagnostics) ? result.diagnostics : [];
   const owned = result.ok && result.owned ? result.owned : null;
   const v = {
     runId: msg.id,
     source,
+    input,                      // what was checked (text or File): the plan tab may plan it
+    mode: msg.mode === 'plan' ? 'plan' : 'check',
+    plan: msg.plan ?? null,     // the worker's plan summary (planSummary in worker.mjs)
     result,
     owned,
     tree,
@@ -314,6 +321,7 @@ function diagnosticTarget(v, d) {
   const t = pointerTokens(d.pointer);
   if (t.length >= 3 && t[0] === 'providers' && t[1] === 'sharding') return t[2];
   if (t.length >= 3 && t[0] === 'plan' && t[1] === 'modules') return t[2];
+  if (t.length >= 2 && t[0] === 'overrides') return t[1];
   if (t.length >= 2 && t[0] === 'modules' && v.tree) {
     const i = moduleIndexById(v, t[1]);
     if (i >= 0 && firstPathOf(v, i) !== null) return firstPathOf(v, i);
@@ -471,7 +479,7 @@ function renderSummary(v) {
       v.owned ? null : 'when the check passes'),
     item('aliases', 'Tied aliases', v.owned ? fmtInt(v.owned.aliases.length) : '–'),
     item('errors', 'Errors', fmtInt(errors), warnings ? plural(warnings, 'warning') : null),
-    item('time', 'Check time', fmtMs(v.timing.engineMs),
+    item('time', v.mode === 'plan' ? 'Plan time' : 'Check time', fmtMs(v.timing.engineMs),
       `engine · ${fmtMs(v.endToEndMs)} end to end`),
   );
   el.querySelector('.sum-errors').classList.toggle('bad', errors > 0);
@@ -949,11 +957,560 @@ function onExport(msg) {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
+// ---- The plan tab ---------------------------------------------------------------------
+//
+// Filled from the worker's plan summary (planSummary in worker.mjs) of a planned run: the final
+// plan as a table (FQN, parameter, placement per mesh axis, provenance), the bytes each device
+// holds as a heatmap laid over the mesh, and the collectives the plan implies with their records.
+
+const PLAN_PAGE = 200;          // plan entries rendered before "show more"
+const RECORD_PAGE = 200;        // communication records rendered before "show more"
+const HEATMAP_DOM_MAX = 4096;   // up to this many devices the heatmap is DOM cells, beyond it canvases
+const HEATMAP_GROUPS_MAX = 64;  // 3+ axes: at most this many small grids (further axes fold into rows)
+const HEATMAP_WRAP = 64;        // one axis: cells per row
+const COLLECTIVE_ORDER = ['all_reduce', 'all_gather', 'reduce_scatter', 'all_to_all', 'slice', 'none', 'unsupported'];
+const COLLECTIVE_NOTE = {
+  all_reduce: 'P → R',
+  all_gather: 'S(i) → R',
+  reduce_scatter: 'P → S(i)',
+  all_to_all: 'S(i) → S(j)',
+  slice: 'R → S(i): a local slice, no communication',
+  none: 'R → P: nothing to communicate',
+  unsupported: 'not in the planner’s table',
+};
+// A sequential color scale (light to dark, yellow-green-blue) for the heatmap.
+const HEAT_STOPS = [[247, 252, 240], [204, 235, 197], [123, 204, 196], [43, 140, 190], [8, 64, 129]];
+
+function fmtMem(n) {
+  if (!Number.isFinite(n)) return '–';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+  let u = 0;
+  let x = n;
+  while (x >= 1024 && u < units.length - 1) { x /= 1024; u++; }
+  return u === 0 ? `${Math.round(x)} B` : `${x.toFixed(2)} ${units[u]}`;
+}
+
+function heatColor(t) {
+  const x = Math.min(1, Math.max(0, t)) * (HEAT_STOPS.length - 1);
+  const i = Math.min(HEAT_STOPS.length - 2, Math.floor(x));
+  const f = x - i;
+  const c = HEAT_STOPS[i].map((a, k) => Math.round(a + (HEAT_STOPS[i + 1][k] - a) * f));
+  return { css: `rgb(${c[0]}, ${c[1]}, ${c[2]})`, dark: 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2] < 150 };
+}
+
+// "template:tp:layers.*.q_proj" -> {kind: 'template', detail: 'tp · layers.*.q_proj'}.
+function parseProvenance(p) {
+  const colon = p.indexOf(':');
+  const kind = colon < 0 ? p : p.slice(0, colon);
+  const rest = colon < 0 ? '' : p.slice(colon + 1);
+  if (kind === 'template') {
+    const c = rest.indexOf(':');
+    return { kind, axis: c < 0 ? rest : rest.slice(0, c), detail: c < 0 ? '' : rest.slice(c + 1) };
+  }
+  return { kind: ['owned', 'override'].includes(kind) ? kind : 'other', detail: rest };
+}
+
+function provenanceChip(p) {
+  const { kind, axis, detail } = parseProvenance(p);
+  const title = kind === 'owned' ? `owned: the ${detail === 'model' ? 'model provider' : detail === 'family' ? 'family' : detail === 'native' ? 'native request' : detail} owner's layout`
+    : kind === 'template' ? `template rule “${detail}” on axis ${axis}`
+      : kind === 'override' ? 'an explicit override (replaces the entry)' : p;
+  return h('span', { class: `prov prov-${kind}`, 'data-testid': 'provenance-chip', 'data-kind': kind, 'data-provenance': p, title },
+    h('span', { class: 'prov-kind', text: kind === 'other' ? p : kind }),
+    kind === 'template' ? h('span', { class: 'prov-detail' }, h('span', { class: 'prov-axis', text: axis }), h('code', { text: detail }))
+      : detail ? h('span', { class: 'prov-detail', text: detail }) : null);
+}
+
+// A placement cell's chip: S(d) (sharded), R (replicated), P (partial) or none.
+function placementChip(p, axis) {
+  if (p === null || p === undefined) return h('span', { class: 'pv pv-none', title: `no placement on ${axis}: replicated`, text: '—' });
+  const k = p[0] === 'S' ? 'S' : p[0] === 'P' ? 'P' : p === 'R' ? 'R' : 'x';
+  return h('span', { class: `pv pv-${k}`, title: `${axis}: ${p}`, text: p });
+}
+
+function showView(name) {
+  state.viewName = name === 'plan' ? 'plan' : 'check';
+  for (const tab of document.querySelectorAll('.tabs [role=tab]')) {
+    const on = tab.dataset.view === state.viewName;
+    tab.setAttribute('aria-selected', String(on));
+    tab.tabIndex = on ? 0 : -1;
+  }
+  $('view-check').hidden = state.viewName !== 'check';
+  $('view-plan').hidden = state.viewName !== 'plan';
+  document.body.dataset.view = state.viewName;
+  if (state.viewName === 'plan' && state.planDirty && state.view) renderPlan(state.view);
+}
+
+// Reveals a module in the tree from the plan tab.
+function revealFromPlan(fqn) {
+  showView('check');
+  const v = state.view;
+  if (v && !revealFqn(v, fqn)) {
+    const note = $('reveal-note');
+    note.hidden = false;
+    note.textContent = `Module “${fqn}” is not in the module tree (no such path).`;
+  }
+}
+
+// After each run: the tab's count and run mode at once, its content now or when it is shown.
+function updatePlanTab(v) {
+  const p = v.plan;
+  const pill = $('plan-count');
+  pill.textContent = p ? fmtInt(p.entryCount) : '–';
+  pill.classList.toggle('good', Boolean(p));
+  const mode = $('run-mode');
+  mode.dataset.mode = v.mode;
+  mode.textContent = v.mode === 'plan'
+    ? (v.tree && v.tree.planRequested ? 'Planned: the document has templates or overrides' : 'Planned on request')
+    : 'Checked';
+  state.planDirty = true;
+  if (state.viewName === 'plan') renderPlan(v);
+}
+
+function planEmptyState(v) {
+  const invalid = v.diagnostics.some((d) => d.code === 'invalid-document');
+  const box = h('div', { class: 'plan-empty panel', 'data-testid': 'plan-empty' });
+  // Text with `code` spans.
+  const rich = (text) => text.split('`').map((part, i) => (i % 2 ? h('code', { text: part }) : part));
+  const say = (title, text, ...extra) => box.append(h('h3', { text: title }), h('p', null, rich(text)), ...extra);
+  if (invalid || !v.tree) {
+    say('Nothing to plan', 'The document is invalid (see the diagnostics): there is no plan to show.');
+  } else if (v.tree.hasPlan) {
+    say('The document gives its own final plan',
+      'It has a `plan` (made elsewhere), which is checked as given: nothing is planned here. A document with `templates` or `overrides` instead is planned when it is checked.');
+  } else if (v.mode === 'plan') {
+    say('No plan was made', 'The owners do not check (see the diagnostics): the plan is made once they do.');
+  } else {
+    const button = h('button', { type: 'button', class: 'primary', 'data-testid': 'plan-button' }, 'Plan this document');
+    button.addEventListener('click', () => {
+      if (v.input !== undefined && v.input !== null) runCheck(v.input, v.source, 'plan');
+    });
+    say('Checked, not planned',
+      'This document has no `templates` or `overrides`, so it was checked, as `shardplan check` does. Planning it anyway (`shardplan plan`) gives the plan its owners make, the memory each device holds and the collectives the plan implies (and reports parameters no owner declares).',
+      h('div', { class: 'plan-empty-actions' }, button));
+  }
+  return box;
+}
+
+function renderPlan(v) {
+  state.planDirty = false;
+  const p = v.plan;
+  $('plan-state').hidden = Boolean(p);
+  $('plan-body').hidden = !p;
+  if (!p) {
+    $('plan-state').replaceChildren(planEmptyState(v));
+    return;
+  }
+  renderPlanStats(v);
+  renderPlanTable(v, '');
+  $('plan-filter').value = '';
+  renderMemory(v);
+  renderCollectives(v);
+  $('records-filter').value = '';
+  renderRecords(v);
+}
+
+function renderPlanStats(v) {
+  const p = v.plan;
+  const el = $('plan-stats');
+  el.replaceChildren();
+  const item = (key, label, value, ...sub) => h('div', { class: `sum-item ps-${key}`, 'data-testid': 'plan-stat', 'data-key': key, 'data-value': value },
+    h('dt', { text: label }), h('dd', null, h('span', { class: 'sum-value', text: value }), sub.filter(Boolean).map((x) => h('span', { class: 'sum-sub' }, x))));
+  let placed = 0;
+  for (const e of p.entries) placed += Object.keys(e.params).length;
+  const m = p.memory;
+  const comm = COLLECTIVE_ORDER.filter((c) => !['slice', 'none'].includes(c) && p.collectives[c])
+    .flatMap((c) => Object.entries(p.collectives[c]).map(([axis, n]) => `${c}@${axis} ×${n}`));
+  el.append(
+    item('entries', 'Plan entries', fmtInt(p.entryCount), `${plural(placed, 'parameter placement')}${p.entries.length < p.entryCount ? ' (listed entries)' : ''}`),
+    h('div', { class: 'sum-item ps-provenance', 'data-testid': 'plan-stat', 'data-key': 'provenance' },
+      h('dt', { text: 'Entries by provenance' }),
+      h('dd', { class: 'prov-counts' },
+        ['owned', 'template', 'override'].map((k) => h('span', { class: `prov-count prov-${k}`, 'data-kind': k, 'data-value': p.kinds[k] },
+          h('span', { class: 'sum-value', text: fmtInt(p.kinds[k]) }), h('span', { class: 'prov-count-label' }, h('span', { class: 'prov-dot' }), k))))),
+    item('memory', 'Max per device', m ? fmtMem(m.max_bytes) : '–',
+      m ? `${m.unsharded_bytes ? `${((100 * m.max_bytes) / m.unsharded_bytes).toFixed(1)}% of ` : ''}${fmtMem(m.unsharded_bytes)} unsharded` : 'not computed'),
+    item('communication', 'Collectives', fmtInt(comm.length ? comm.reduce((a, x) => a + Number(x.split('×')[1]), 0) : 0),
+      comm.length ? comm.slice(0, 3).join(', ') + (comm.length > 3 ? ', …' : '') : 'no communication'),
+  );
+}
+
+// The axes of the plan table's placement columns: the mesh's, then any other named in the plan.
+function planAxes(p) {
+  const axes = p.mesh.map(([a]) => a);
+  const extra = new Set();
+  for (const e of p.entries) for (const placements of Object.values(e.params)) for (const a of Object.keys(placements)) if (!axes.includes(a)) extra.add(a);
+  return { axes: [...axes, ...extra], unknown: extra };
+}
+
+function entryMatches(e, q) {
+  if (!q) return true;
+  if (e.fqn.toLowerCase().includes(q)) return true;
+  if (e.provenance.some((x) => x.toLowerCase().includes(q))) return true;
+  return Object.keys(e.params).some((k) => k.toLowerCase().includes(q));
+}
+
+function renderPlanTable(v, query) {
+  const p = v.plan;
+  const table = $('plan-table');
+  table.replaceChildren();
+  const { axes, unknown } = planAxes(p);
+  const sizes = new Map(p.mesh);
+  table.append(h('thead', null, h('tr', null,
+    h('th', { scope: 'col', class: 'c-fqn', text: 'FQN' }),
+    h('th', { scope: 'col', class: 'c-param', text: 'Parameter' }),
+    axes.map((a) => h('th', { scope: 'col', class: `c-axis${unknown.has(a) ? ' unknown' : ''}`, 'data-axis': a,
+      title: unknown.has(a) ? `${a} is not a mesh axis` : `placement on mesh axis ${a} (${sizes.get(a)} devices)` },
+    a, sizes.has(a) ? h('span', { class: 'axis-n', text: `×${sizes.get(a)}` }) : null)),
+    h('th', { scope: 'col', class: 'c-prov', text: 'Provenance' }))));
+  const q = query.trim().toLowerCase();
+  const matching = q ? p.entries.filter((e) => entryMatches(e, q)) : p.entries;
+  let shown = 0;
+  const more = $('plan-more');
+  const renderEntry = (e) => {
+    const params = Object.entries(e.params);
+    const kinds = [...new Set(e.provenance.map((x) => parseProvenance(x).kind))];
+    const body = h('tbody', { 'data-testid': 'plan-entry', 'data-fqn': e.fqn, 'data-provenance': e.provenance.join(' '), 'data-kinds': kinds.join(' '), class: `entry kinds-${kinds[0] ?? 'none'}` });
+    const span = Math.max(1, params.length);
+    const fqnCell = h('th', { scope: 'rowgroup', class: 'c-fqn', rowspan: span > 1 ? span : undefined },
+      h('button', { type: 'button', class: 'fqn-link', title: 'Show in the module tree', text: e.fqn === '' ? '(root)' : e.fqn, onclick: () => revealFromPlan(e.fqn) }));
+    const provCell = h('td', { class: 'c-prov', rowspan: span > 1 ? span : undefined }, h('span', { class: 'prov-list' }, e.provenance.map(provenanceChip)));
+    if (!params.length) {
+      body.append(h('tr', null, fqnCell, h('td', { class: 'c-param muted', colspan: 1 + axes.length, text: 'no parameters (ports only)' }), provCell));
+    }
+    params.forEach(([local, placements], i) => {
+      body.append(h('tr', { 'data-testid': 'plan-param', 'data-param': local },
+        i === 0 ? fqnCell : null,
+        h('td', { class: 'c-param' }, h('code', { text: local })),
+        axes.map((a) => h('td', { class: 'c-axis', 'data-axis': a }, placementChip(hasOwn(placements, a) ? placements[a] : null, a))),
+        i === 0 ? provCell : null));
+    });
+    return body;
+  };
+  const showMore = () => {
+    const upTo = Math.min(matching.length, shown + PLAN_PAGE);
+    const frag = document.createDocumentFragment();
+    for (let i = shown; i < upTo; i++) frag.append(renderEntry(matching[i]));
+    table.append(frag);
+    shown = upTo;
+    more.replaceChildren();
+    if (shown < matching.length) {
+      more.append(h('button', { type: 'button', class: 'small', 'data-testid': 'plan-more', onclick: showMore },
+        `Show ${fmtInt(Math.min(PLAN_PAGE, matching.length - shown))} more of ${fmtInt(matching.length - shown)} remaining`));
+    }
+  };
+  showMore();
+  if (!matching.length) table.append(h('tbody', null, h('tr', null, h('td', { colspan: 3 + axes.length, class: 'muted', text: `No entry matches “${query.trim()}”.` }))));
+  const listed = p.entries.length < p.entryCount ? `the first ${fmtInt(p.entries.length)} of ${fmtInt(p.entryCount)} entries are listed (Export result JSON has all)` : plural(p.entryCount, 'entry', 'entries');
+  $('plan-note').textContent = q ? `${fmtInt(matching.length)} matching · ${listed}` : listed;
+}
+
+// ---- Memory heatmap -------------------------------------------------------------------
+
+// How the devices (row-major over the mesh axes) are laid out: `groups` small grids over the
+// first axes, each `rows` x `cols` (rows over the middle axes, columns over the last one). One axis:
+// one row (wrapped every HEATMAP_WRAP devices).
+function heatLayout(mesh, devices) {
+  let axes = mesh.filter(([, n]) => Number.isInteger(n) && n > 0);
+  if (!axes.length || axes.reduce((a, [, n]) => a * n, 1) !== devices) axes = [['device', devices]];
+  const n = axes.length;
+  if (n === 1) {
+    const cols = Math.min(devices, HEATMAP_WRAP);
+    return { axes, groupAxes: [], rowAxes: [], colAxis: axes[0], groups: 1, rows: Math.ceil(devices / cols), cols, wrap: devices > cols };
+  }
+  let k = 0;
+  let groups = 1;
+  while (k < n - 2 && groups * axes[k][1] <= HEATMAP_GROUPS_MAX) { groups *= axes[k][1]; k++; }
+  const rowAxes = axes.slice(k, n - 1);
+  return {
+    axes, groupAxes: axes.slice(0, k), rowAxes, colAxis: axes[n - 1], groups,
+    rows: rowAxes.reduce((a, [, s]) => a * s, 1), cols: axes[n - 1][1], wrap: false,
+  };
+}
+
+// Mesh coordinates of device d (row-major over the axes).
+function deviceCoords(axes, d) {
+  const coords = new Array(axes.length);
+  for (let i = axes.length - 1; i >= 0; i--) {
+    coords[i] = d % axes[i][1];
+    d = Math.floor(d / axes[i][1]);
+  }
+  return coords;
+}
+
+// Coordinates of a combined index over several axes, e.g. [dp, ep] -> "1·3".
+function indexCoords(axes, i) {
+  return deviceCoords(axes, i).join('·');
+}
+
+function renderMemory(v) {
+  const p = v.plan;
+  const el = $('memory');
+  el.replaceChildren();
+  const m = p.memory;
+  if (!m) {
+    $('memory-note').textContent = '';
+    el.append(h('div', { class: 'empty', text: 'Not computed: the mesh has more than 2^24 devices.' }));
+    return;
+  }
+  $('memory-note').textContent = `${plural(m.devices, 'device')} · row-major over ${p.mesh.length ? p.mesh.map(([a]) => a).join(' × ') : 'the mesh'}`;
+  const stat = (key, label, value, sub) => h('div', { class: 'mstat', 'data-key': key, 'data-value': value },
+    h('span', { class: 'mstat-label', text: label }), h('span', { class: 'mstat-value', text: fmtMem(value) }), sub ? h('span', { class: 'mstat-sub', text: sub }) : null);
+  const main = h('div', { class: 'memory-main' });
+  el.append(main, h('div', { class: 'mstats', 'data-testid': 'memory-stats' },
+    stat('max', 'Max per device', m.max_bytes, `device ${fmtInt(m.max_device)}${m.unsharded_bytes ? ` · ${((100 * m.max_bytes) / m.unsharded_bytes).toFixed(1)}% of unsharded` : ''}`),
+    stat('mean', 'Mean', m.mean_bytes),
+    stat('min', 'Min', m.min_bytes),
+    stat('unsharded', 'Unsharded', m.unsharded_bytes, 'every parameter once (tied ones once)')));
+  if (!m.per_device_bytes) {
+    main.append(h('div', { class: 'empty', text: `Per-device figures come for meshes of at most 65,536 devices; this one has ${fmtInt(m.devices)}.` }));
+    return;
+  }
+  main.append(renderHeatmap(p.mesh, m, main.clientWidth));
+}
+
+function renderHeatmap(mesh, m, available) {
+  const bytes = m.per_device_bytes;
+  const devices = bytes.length;
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const b of bytes) { if (b < lo) lo = b; if (b > hi) hi = b; }
+  const flat = hi === lo;
+  const colorOf = (b) => heatColor(flat ? 0.55 : (b - lo) / (hi - lo));
+  const L = heatLayout(mesh, devices);
+  const canvas = devices > HEATMAP_DOM_MAX;
+  const box = h('div', {
+    class: `heatmap${canvas ? ' canvas' : ''}`, 'data-testid': 'heatmap', 'data-devices': devices, 'data-groups': L.groups,
+    'data-rows': L.rows, 'data-cols': L.cols, role: 'group',
+    'aria-label': `Bytes per device over the mesh: ${devices} devices, ${fmtMem(lo)} to ${fmtMem(hi)}`,
+  });
+  const axisName = (axes) => axes.map(([a]) => a).join('·');
+  const caption = L.wrap ? `${L.colAxis[0]} 0 … ${devices - 1}, ${L.cols} per row`
+    : L.rowAxes.length ? `rows ${axisName(L.rowAxes)} · columns ${L.colAxis[0]}${L.groupAxes.length ? ` · one grid per ${axisName(L.groupAxes)}` : ''}`
+      : `${L.colAxis[0]} 0 … ${L.cols - 1}`;
+  box.append(h('p', { class: 'hm-caption', 'data-testid': 'heatmap-caption', text: caption }));
+
+  // Cell sizes: fit the panel's width (the heatmap scrolls sideways when cells would be too small).
+  const width = Math.max(240, (available || 440) - 4);
+  const labelW = L.rowAxes.length || L.wrap ? 44 : 0;
+  const perRow = L.groups === 1 ? 1 : Math.max(1, Math.min(L.groups, Math.floor(width / (L.cols * 22 + labelW + 20))));
+  const avail = Math.floor((width - perRow * (labelW + 18)) / perRow);
+  const cellW = Math.max(3, Math.min(L.groups === 1 ? 104 : 64, Math.floor(avail / L.cols) - 3));
+  const gap = cellW >= 12 ? 3 : 1;
+  // Big cells are wide rather than tall; many rows are kept to about 560 px.
+  const cellH = cellW >= 40 ? Math.max(30, Math.min(52, Math.round(cellW * 0.55)))
+    : Math.max(2, Math.min(cellW, Math.floor(560 / L.rows) - gap));
+  const text = !canvas && cellW >= 58;
+  const labels = cellW >= 14 && cellH >= 12;
+
+  const tip = h('div', { class: 'hm-tip', 'data-testid': 'heatmap-tooltip', role: 'tooltip', hidden: true });
+  const describeDevice = (d) => {
+    const c = deviceCoords(L.axes, d);
+    return { coords: L.axes.map(([a], i) => `${a}=${c[i]}`).join(', '), bytes: bytes[d] };
+  };
+  const showTip = (d, clientX, clientY) => {
+    const { coords, bytes: b } = describeDevice(d);
+    tip.replaceChildren(
+      h('div', { class: 'hm-tip-head' }, h('strong', { text: `Device ${fmtInt(d)}` }), d === m.max_device ? h('span', { class: 'hm-tip-max', text: 'max' }) : null),
+      h('div', { class: 'hm-tip-coords', text: coords }),
+      h('div', { class: 'hm-tip-bytes' }, h('strong', { text: fmtMem(b) }), ` · ${fmtInt(b)} bytes`),
+      m.unsharded_bytes ? h('div', { class: 'hm-tip-sub', text: `${((100 * b) / m.unsharded_bytes).toFixed(1)}% of the unsharded parameters` }) : null);
+    tip.hidden = false;
+    tip.dataset.device = String(d);
+    const r = box.getBoundingClientRect();
+    const x = clientX - r.left + 14;
+    const y = clientY - r.top + 14;
+    tip.style.left = `${Math.min(x, Math.max(0, box.clientWidth - tip.offsetWidth - 4))}px`;
+    tip.style.top = `${y}px`;
+  };
+  const hideTip = () => { tip.hidden = true; delete tip.dataset.device; };
+
+  const grids = h('div', { class: 'hm-groups' });
+  const perGroup = L.rows * L.cols;
+  for (let g = 0; g < L.groups; g++) {
+    const fig = h('figure', { class: 'hm-group', 'data-testid': 'heatmap-group', 'data-group': g });
+    if (L.groupAxes.length) {
+      const c = deviceCoords(L.groupAxes, g);
+      fig.append(h('figcaption', { text: L.groupAxes.map(([a], i) => `${a}=${c[i]}`).join(' · ') }));
+    }
+    const base = g * perGroup;
+    if (!canvas) {
+      const grid = h('div', { class: 'hm-grid' });
+      grid.style.gridTemplateColumns = `${labelW ? `${labelW}px ` : ''}repeat(${L.cols}, ${cellW}px)`;
+      grid.style.gap = `${gap}px`;
+      if (labels) {
+        if (labelW) grid.append(h('span', { class: 'hm-corner', text: L.wrap ? '' : `${axisName(L.rowAxes)}╲${L.colAxis[0]}` }));
+        for (let c = 0; c < L.cols; c++) grid.append(h('span', { class: 'hm-col', text: L.wrap ? `+${c}` : String(c) }));
+      }
+      for (let r = 0; r < L.rows; r++) {
+        if (labelW) grid.append(h('span', { class: 'hm-row', text: labels ? (L.wrap ? String(r * L.cols) : indexCoords(L.rowAxes, r)) : '' }));
+        for (let c = 0; c < L.cols; c++) {
+          const d = base + r * L.cols + c;
+          if (d >= devices) { grid.append(h('span', { class: 'hm-pad' })); continue; }
+          const col = colorOf(bytes[d]);
+          const { coords } = describeDevice(d);
+          const cell = h('div', {
+            class: `hm-cell${col.dark ? ' dark' : ''}${d === m.max_device ? ' is-max' : ''}`, 'data-testid': 'heatmap-cell',
+            'data-device': d, 'data-coords': coords, 'data-bytes': bytes[d],
+            'aria-label': `device ${d} (${coords}): ${fmtMem(bytes[d])}`,
+          }, text ? [h('span', { class: 'hm-dev', text: `#${d}` }), h('span', { class: 'hm-val', text: fmtMem(bytes[d]) })] : null);
+          cell.style.background = col.css;
+          cell.style.height = `${cellH}px`;
+          grid.append(cell);
+        }
+      }
+      fig.append(grid);
+    } else {
+      const cv = h('canvas', { class: 'hm-canvas', 'data-testid': 'heatmap-canvas', 'data-group': g });
+      const dpr = window.devicePixelRatio || 1;
+      const w = L.cols * (cellW + gap);
+      const ht = L.rows * (cellH + gap);
+      cv.width = Math.ceil(w * dpr);
+      cv.height = Math.ceil(ht * dpr);
+      cv.style.width = `${w}px`;
+      cv.style.height = `${ht}px`;
+      const ctx = cv.getContext('2d');
+      ctx.scale(dpr, dpr);
+      for (let r = 0; r < L.rows; r++) {
+        for (let c = 0; c < L.cols; c++) {
+          const d = base + r * L.cols + c;
+          if (d >= devices) continue;
+          ctx.fillStyle = colorOf(bytes[d]).css;
+          ctx.fillRect(c * (cellW + gap), r * (cellH + gap), cellW, cellH);
+        }
+      }
+      const at = (e) => {
+        const rect = cv.getBoundingClientRect();
+        const c = Math.floor((e.clientX - rect.left) / (cellW + gap));
+        const r = Math.floor((e.clientY - rect.top) / (cellH + gap));
+        const d = base + r * L.cols + c;
+        return c >= 0 && c < L.cols && r >= 0 && r < L.rows && d < devices ? d : -1;
+      };
+      cv.addEventListener('mousemove', (e) => { const d = at(e); if (d < 0) hideTip(); else showTip(d, e.clientX, e.clientY); });
+      cv.addEventListener('mouseleave', hideTip);
+      fig.append(cv);
+    }
+    grids.append(fig);
+  }
+  if (!canvas) {
+    grids.addEventListener('mouseover', (e) => {
+      const cell = e.target.closest('.hm-cell');
+      if (!cell) { hideTip(); return; }
+      showTip(Number(cell.dataset.device), e.clientX, e.clientY);
+    });
+    grids.addEventListener('mousemove', (e) => {
+      const cell = e.target.closest('.hm-cell');
+      if (cell && !tip.hidden) showTip(Number(cell.dataset.device), e.clientX, e.clientY);
+    });
+    grids.addEventListener('mouseleave', hideTip);
+  }
+  box.append(grids);
+
+  // The legend: the color scale from min to max.
+  const legend = h('div', { class: `hm-legend${flat ? ' flat' : ''}`, 'data-testid': 'heatmap-legend', 'data-min': lo, 'data-max': hi });
+  const bar = h('span', { class: 'hm-bar' });
+  bar.style.background = flat ? heatColor(0.55).css
+    : `linear-gradient(90deg, ${HEAT_STOPS.map((c, i) => `rgb(${c.join(', ')}) ${(100 * i) / (HEAT_STOPS.length - 1)}%`).join(', ')})`;
+  if (flat) legend.append(bar, h('span', { class: 'hm-lab', text: `every device holds ${fmtMem(lo)}` }));
+  else legend.append(h('span', { class: 'hm-lab', text: `min ${fmtMem(lo)}` }), bar, h('span', { class: 'hm-lab', text: `max ${fmtMem(hi)}` }));
+  box.append(legend, tip);
+  return box;
+}
+
+// ---- Collectives -------------------------------------------------------------------
+
+function collectiveRank(c) {
+  const i = COLLECTIVE_ORDER.indexOf(c);
+  return i < 0 ? COLLECTIVE_ORDER.length : i;
+}
+
+function renderCollectives(v) {
+  const p = v.plan;
+  const box = $('collectives-box');
+  box.replaceChildren();
+  const names = Object.keys(p.collectives).sort((a, b) => collectiveRank(a) - collectiveRank(b) || a.localeCompare(b));
+  const meshAxes = p.mesh.map(([a]) => a);
+  const axes = [...meshAxes];
+  for (const c of names) for (const a of Object.keys(p.collectives[c] ?? {})) if (!axes.includes(a)) axes.push(a);
+  const total = names.reduce((t, c) => t + Object.values(p.collectives[c] ?? {}).reduce((a, n) => a + n, 0), 0);
+  $('coll-note').textContent = `${plural(p.recordCount, 'record')}`;
+  const table = h('table', { class: 'coll-table', 'data-testid': 'collectives', 'aria-label': 'Collectives per mesh axis' },
+    h('thead', null, h('tr', null, h('th', { scope: 'col', text: 'Collective' }),
+      axes.map((a) => h('th', { scope: 'col', 'data-axis': a, class: meshAxes.includes(a) ? '' : 'unknown', text: a })),
+      h('th', { scope: 'col', class: 'total', text: 'Total' }))));
+  const body = h('tbody');
+  for (const c of names) {
+    const counts = p.collectives[c] ?? {};
+    const rowTotal = Object.values(counts).reduce((a, n) => a + n, 0);
+    body.append(h('tr', { 'data-testid': 'collective', 'data-collective': c },
+      h('th', { scope: 'row' }, h('button', {
+        type: 'button', class: `coll-name coll-${c}`, title: `${COLLECTIVE_NOTE[c] ?? c}: list its records`,
+        onclick: () => { $('records-collective').value = c; renderRecords(v); },
+      }, h('span', { class: 'coll-dot' }), c), COLLECTIVE_NOTE[c] ? h('span', { class: 'coll-note', text: COLLECTIVE_NOTE[c] }) : null),
+      axes.map((a) => {
+        const n = counts[a] ?? 0;
+        return h('td', { 'data-axis': a, 'data-count': n, class: n ? 'n' : 'zero', text: n ? fmtInt(n) : '·' });
+      }),
+      h('td', { class: 'total', 'data-count': rowTotal, text: fmtInt(rowTotal) })));
+  }
+  if (!names.length) body.append(h('tr', null, h('td', { colspan: axes.length + 2, class: 'muted', text: 'The plan implies no communication.' })));
+  table.append(body);
+  box.append(table);
+  if (names.length) box.dataset.total = String(total);
+
+  const select = $('records-collective');
+  select.replaceChildren(h('option', { value: '', text: 'All collectives' }), names.map((c) => h('option', { value: c, text: c })));
+}
+
+function renderRecords(v) {
+  const p = v.plan;
+  const table = $('records');
+  table.replaceChildren();
+  const more = $('records-more');
+  more.replaceChildren();
+  const want = $('records-collective').value;
+  const q = $('records-filter').value.trim().toLowerCase();
+  const matching = p.records.filter((r) => (!want || r.collective === want)
+    && (!q || `${r.fqn} ${r.port} ${r.axis} ${r.from} ${r.to} ${r.collective}`.toLowerCase().includes(q)));
+  table.append(h('thead', null, h('tr', null, ['FQN', 'Port', 'Axis', 'From → to', 'Collective'].map((x) => h('th', { scope: 'col', text: x })))));
+  const body = h('tbody');
+  table.append(body);
+  let shown = 0;
+  const showMore = () => {
+    const upTo = Math.min(matching.length, shown + RECORD_PAGE);
+    const frag = document.createDocumentFragment();
+    for (let i = shown; i < upTo; i++) {
+      const r = matching[i];
+      frag.append(h('tr', { 'data-testid': 'comm-record', 'data-fqn': r.fqn, 'data-collective': r.collective, 'data-axis': r.axis },
+        h('td', null, h('button', { type: 'button', class: 'fqn-link', title: 'Show in the module tree', text: r.fqn === '' ? '(root)' : r.fqn, onclick: () => revealFromPlan(r.fqn) })),
+        h('td', null, h('code', { text: r.port })),
+        h('td', null, h('code', { text: r.axis })),
+        h('td', { class: 'r-move' }, placementChip(r.from, r.axis), h('span', { class: 'arrow', text: '→' }), placementChip(r.to, r.axis)),
+        h('td', null, h('span', { class: `coll-badge coll-${r.collective}`, text: r.collective }))));
+    }
+    body.append(frag);
+    shown = upTo;
+    more.replaceChildren();
+    if (shown < matching.length) {
+      more.append(h('button', { type: 'button', class: 'small', 'data-testid': 'records-more', onclick: showMore },
+        `Show ${fmtInt(Math.min(RECORD_PAGE, matching.length - shown))} more of ${fmtInt(matching.length - shown)}`));
+    }
+  };
+  showMore();
+  if (!matching.length) {
+    body.append(h('tr', null, h('td', { colspan: 5, class: 'muted', text: p.records.length ? 'No record matches the filter.' : 'No communication records.' })));
+  }
+  if (p.records.length < p.recordCount) {
+    more.append(h('span', { class: 'muted', 'data-testid': 'records-capped',
+      text: ` Only the first ${fmtInt(p.records.length)} of ${fmtInt(p.recordCount)} records are listed here (Export result JSON has all).` }));
+  }
+}
+
 // ---- Showing a run -------------------------------------------------------------
 
 async function onResult(msg, pending, receivedAt) {
   const b0 = performance.now();
-  const v = buildView(msg, pending.source);
+  const v = buildView(msg, pending.source, pending.input);
   const buildMs = performance.now() - b0;
   state.view = v;
   const errors = v.diagnostics.filter((d) => d.severity === 'error').length;
@@ -963,6 +1520,7 @@ async function onResult(msg, pending, receivedAt) {
   renderTree(v);
   renderMesh(v);
   renderSummary(v);
+  updatePlanTab(v);
   const renderMs = performance.now() - b0 - buildMs;
   await nextFrame();
   v.endToEndMs = performance.now() - pending.t0;
@@ -974,8 +1532,13 @@ async function onResult(msg, pending, receivedAt) {
   else if (errors) setStatus('errors', `${plural(errors, 'error')} found. Click a diagnostic to find its module.`, detail);
   else {
     const o = v.owned;
-    setStatus('ok', o ? `Plan OK: ${plural(Object.keys(o.specs).length, 'owner')}, ${plural(o.owned_names_count, 'owned parameter name')}, ${plural(o.aliases.length, 'alias', 'aliases')}.` : 'Plan OK.', detail);
+    let text = o ? `Plan OK: ${plural(Object.keys(o.specs).length, 'owner')}, ${plural(o.owned_names_count, 'owned parameter name')}, ${plural(o.aliases.length, 'alias', 'aliases')}` : 'Plan OK';
+    const warnings = v.diagnostics.filter((d) => d.severity === 'warning').length;
+    if (v.plan) text += `; planned ${plural(v.plan.entryCount, 'entry', 'entries')}`;
+    text += warnings ? ` (${plural(warnings, 'warning')}).` : '.';
+    setStatus('ok', text, detail);
   }
+  $('status').dataset.mode = v.mode;
   $('export-result').hidden = false;
   const status = $('status');
   status.dataset.engineMs = v.timing.engineMs.toFixed(3);
@@ -986,6 +1549,8 @@ async function onResult(msg, pending, receivedAt) {
     source: pending.source.label,
     bytes: v.bytes,
     ok: v.result.ok,
+    mode: v.mode,
+    planEntries: v.plan ? v.plan.entryCount : null,
     diagnostics: v.diagnostics.length,
     engineMs: v.timing.engineMs,
     workerMs: v.timing.workerMs,
@@ -1018,6 +1583,7 @@ async function loadFile(file) {
   if (file.size <= TEXTAREA_MAX_BYTES) {
     const text = await file.text();
     $('doc-text').value = text;
+    $('doc-text').scrollTop = 0;
     setDocSource(`${file.name} · ${fmtBytes(file.size)}`);
     return runCheck(text, { label: file.name, kind: 'file' });
   }
@@ -1049,6 +1615,7 @@ async function loadExample(name) {
     return null;
   }
   $('doc-text').value = text;
+  $('doc-text').scrollTop = 0;
   setDocSource(`Example: ${name}`);
   return runCheck(text, { label: name, kind: 'example' });
 }
@@ -1102,6 +1669,43 @@ function wire() {
     input.title = ok ? '' : `No module path “${fqn}”`;
   });
   $('export-result').addEventListener('click', exportResult);
+
+  // The tabs (arrow keys move between them, as in a tablist).
+  const tabs = [...document.querySelectorAll('.tabs [role=tab]')];
+  for (const tab of tabs) {
+    tab.addEventListener('click', () => showView(tab.dataset.view));
+    tab.addEventListener('keydown', (e) => {
+      if (e.key !== 'ArrowRight' && e.key !== 'ArrowLeft') return;
+      e.preventDefault();
+      const next = tabs[(tabs.indexOf(tab) + (e.key === 'ArrowRight' ? 1 : tabs.length - 1)) % tabs.length];
+      showView(next.dataset.view);
+      next.focus();
+    });
+  }
+  let planFilterTimer = 0;
+  $('plan-filter').addEventListener('input', (e) => {
+    clearTimeout(planFilterTimer);
+    planFilterTimer = setTimeout(() => { if (state.view && state.view.plan) renderPlanTable(state.view, e.target.value); }, 120);
+  });
+  let recordsTimer = 0;
+  $('records-filter').addEventListener('input', () => {
+    clearTimeout(recordsTimer);
+    recordsTimer = setTimeout(() => { if (state.view && state.view.plan) renderRecords(state.view); }, 120);
+  });
+  $('records-collective').addEventListener('change', () => { if (state.view && state.view.plan) renderRecords(state.view); });
+  // The heatmap's cells are sized to the panel: redraw it when the window is resized.
+  let resizeTimer = 0;
+  let lastWidth = window.innerWidth;
+  window.addEventListener('resize', () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => {
+      if (window.innerWidth === lastWidth) return;
+      lastWidth = window.innerWidth;
+      const v = state.view;
+      if (v && v.plan && state.viewName === 'plan' && !state.planDirty) renderMemory(v);
+      else if (v && v.plan) state.planDirty = true;
+    }, 150);
+  });
   $('collapse-all').addEventListener('click', () => {
     for (const node of nodes.values()) if (node.fqn !== '' && node.expanded) collapse(node);
   });
@@ -1128,6 +1732,8 @@ window.shardplanApp = {
   checkText: (text, label = 'text') => runCheck(String(text), { label, kind: 'text' }),
   checkFile: (file) => loadFile(file),
   reveal: (fqn) => (state.view ? revealFqn(state.view, fqn) : false),
+  planText: (text, label = 'text') => runCheck(String(text), { label, kind: 'text' }, 'plan'),
+  showView: (name) => showView(name),
   get lastRun() { return state.lastRun; },
   get ready() { return state.ready; },
 };

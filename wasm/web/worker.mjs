@@ -3,12 +3,15 @@
 // page renders. Everything stays in this browser tab: nothing is sent anywhere.
 //
 // Messages in:
-//   {type: 'check', id, text} or {type: 'check', id, file}   (a File/Blob, read here)
+//   {type: 'check', id, text, mode?} or {type: 'check', id, file, mode?}   (a File/Blob, read here)
+//     mode 'plan' plans the document (Shardplan.plan, as `shardplan plan`); without it the
+//     document is planned when it has `templates` or `overrides` (what `plan` is for, and
+//     `check` ignores them) and checked otherwise.
 //   {type: 'owner', id, fqn, module}   the full layout of one owner of run `id`
 //   {type: 'export', id}               the full result JSON of run `id`, as a Blob
 // Messages out:
 //   {type: 'ready', version, abiVersion, loadMs} | {type: 'load-error', message}
-//   {type: 'result', id, result, tree, treeError, bytes, timing}
+//   {type: 'result', id, result, tree, treeError, bytes, timing, mode, plan}
 //   {type: 'owner', id, fqn, layout, parallel, required, declared}
 //   {type: 'export', id, blob}
 //   {type: 'error', id, message}
@@ -21,8 +24,24 @@
 //   instead of owned.owned_names, owned.required_count instead of
 //   owned.required. The untrimmed result stays here ('export', 'owner').
 // timing: {readMs, engineMs, parseMs, treeMs, workerMs}, performance.now() in
-// this worker; engineMs is the engine's check alone (Shardplan.check: parse,
-// check and the result JSON).
+// this worker; engineMs is the engine's check (or plan) alone (Shardplan.check:
+// parse, check and the result JSON).
+//
+// mode: 'check' or 'plan' (what the engine ran). plan: null when the engine did
+// not plan or made no plan (an invalid document, owners that do not check, a
+// document with a `plan` of its own), else a compact summary of the result's
+// planning keys (the page draws it; the full result stays here):
+//   entries: [{fqn, provenance: [..], params: {local: {axis: placement}}}] in
+//     plan order, the first PLAN_ENTRIES_MAX; entryCount: all of them;
+//     kinds: {owned, template, override}: entries by provenance kind;
+//   memory: null or {devices, unsharded_bytes, min_bytes, max_bytes,
+//     mean_bytes, max_device, per_device_bytes: Float64Array | null};
+//   collectives: {collective: {axis: count}};
+//   records: the first PLAN_RECORDS_MAX communication records; recordCount;
+//   mesh: [[axis, size]] from the document.
+
+const PLAN_ENTRIES_MAX = 20_000; // plan entries posted to the page (a DeepSeek-sized model has 60,486 modules)
+const PLAN_RECORDS_MAX = 2_000;  // communication records posted to the page
 
 let enginePromise = null;
 let last = null; // {id, result, doc}: the latest run, for 'owner' and 'export'
@@ -248,6 +267,7 @@ function buildTree(doc) {
     familyOwners,
     parameterCount: countKeys(doc.parameters),
     hasPlan: isObject(doc.plan),
+    planRequested: wantsPlan(doc),
   };
 }
 
@@ -270,6 +290,59 @@ function trimResult(result) {
   return out;
 }
 
+// Whether a document asks to be planned: it has templates or overrides.
+function wantsPlan(doc) {
+  return isObject(doc) && (hasOwn(doc, 'templates') || hasOwn(doc, 'overrides'));
+}
+
+const str = (x) => (typeof x === 'string' ? x : JSON.stringify(x));
+const num = (x) => (typeof x === 'number' ? x : Number.NaN);
+
+// The compact summary of a planned result (see the top of this file), or null when no plan was made.
+function planSummary(result, doc) {
+  if (!isObject(result) || !isObject(result.plan) || !isObject(result.plan.modules)) return null;
+  const modules = result.plan.modules;
+  const provenance = isObject(result.provenance) ? result.provenance : {};
+  const entries = [];
+  const kinds = { owned: 0, template: 0, override: 0 };
+  let entryCount = 0;
+  for (const fqn in modules) {
+    entryCount++;
+    const prov = Array.isArray(provenance[fqn]) ? provenance[fqn].map(str) : [];
+    for (const kind of new Set(prov.map((p) => p.split(':')[0]))) if (hasOwn(kinds, kind)) kinds[kind]++;
+    if (entries.length < PLAN_ENTRIES_MAX) entries.push({ fqn, provenance: prov, params: layoutParams(modules[fqn]) ?? {} });
+  }
+  let memory = null;
+  if (isObject(result.memory)) {
+    const m = result.memory;
+    memory = {
+      devices: num(m.devices),
+      unsharded_bytes: num(m.unsharded_bytes),
+      min_bytes: num(m.min_bytes),
+      max_bytes: num(m.max_bytes),
+      mean_bytes: num(m.mean_bytes),
+      max_device: num(m.max_device),
+      per_device_bytes: Array.isArray(m.per_device_bytes) ? Float64Array.from(m.per_device_bytes, num) : null,
+    };
+  }
+  const communication = Array.isArray(result.communication) ? result.communication : [];
+  const records = communication.slice(0, PLAN_RECORDS_MAX).map((r) => ({
+    fqn: str(r.fqn), port: str(r.port), axis: str(r.axis), from: str(r.from), to: str(r.to), collective: str(r.collective),
+  }));
+  const mesh = [];
+  if (isObject(doc) && isObject(doc.mesh)) for (const [axis, size] of Object.entries(doc.mesh)) mesh.push([axis, num(size)]);
+  return {
+    entries,
+    entryCount,
+    kinds,
+    memory,
+    collectives: isObject(result.collectives) ? result.collectives : {},
+    records,
+    recordCount: communication.length,
+    mesh,
+  };
+}
+
 async function check(msg) {
   const t0 = performance.now();
   let bytes = null;
@@ -280,31 +353,40 @@ async function check(msg) {
   const sp = await engine();
   const t1 = performance.now();
 
-  const e0 = performance.now();
-  const result = sp.check(bytes ?? text);
-  const engineMs = performance.now() - e0;
-
+  // The document is read here first: whether it has templates decides what the engine runs.
   const p0 = performance.now();
   let doc = null;
-  let tree = null;
   let treeError = null;
-  let parseMs = 0;
-  let treeMs = 0;
   try {
     if (text === null) text = new TextDecoder().decode(bytes);
     doc = JSON.parse(text);
-    parseMs = performance.now() - p0;
-    const b0 = performance.now();
-    tree = buildTree(doc);
-    treeMs = performance.now() - b0;
   } catch (err) {
-    if (!parseMs) parseMs = performance.now() - p0;
     treeError = describe(err);
   }
+  const parseMs = performance.now() - p0;
+
+  const mode = msg.mode === 'plan' || wantsPlan(doc) ? 'plan' : 'check';
+  const e0 = performance.now();
+  const result = mode === 'plan' ? sp.plan(bytes ?? text) : sp.check(bytes ?? text);
+  const engineMs = performance.now() - e0;
+
+  let tree = null;
+  let treeMs = 0;
+  if (treeError === null) {
+    try {
+      const b0 = performance.now();
+      tree = buildTree(doc);
+      treeMs = performance.now() - b0;
+    } catch (err) {
+      treeError = describe(err);
+    }
+  }
+  const plan = mode === 'plan' ? planSummary(result, doc) : null;
   last = { id: msg.id, result, doc };
   const size = bytes ? bytes.length : new TextEncoder().encode(text).length;
   const transfer = tree ? [tree.typeOf, tree.childStart, tree.childName, tree.childMod, tree.paramStart,
     tree.paramName, tree.fam, tree.firstParent, tree.firstName, tree.subtree].map((a) => a.buffer) : [];
+  if (plan && plan.memory && plan.memory.per_device_bytes) transfer.push(plan.memory.per_device_bytes.buffer);
   const trimmed = trimResult(result);
   postMessage({
     type: 'result',
@@ -312,6 +394,8 @@ async function check(msg) {
     result: trimmed,
     tree,
     treeError,
+    mode,
+    plan,
     bytes: size,
     timing: { readMs: t1 - t0, engineMs, parseMs, treeMs, workerMs: performance.now() - t0 },
   }, transfer);
