@@ -55,6 +55,16 @@ def run_python(venv, code, library=LIBRARY):
 
 
 IMPORT = "import shardplan; print(shardplan.abi_version(), shardplan.__file__, shardplan.library_path())"
+TORCH = """
+import sys, shardplan
+print("torch" in sys.modules)
+try:
+    import shardplan.torch
+except ImportError as error:
+    print("missing", *str(error).split()[:3])
+else:
+    print("present", shardplan.torch.ROOT_ID)
+"""
 
 
 def test_install_offline_and_import(venv):
@@ -63,6 +73,11 @@ def test_install_offline_and_import(venv):
     abi, module, library = run_python(venv, IMPORT)
     assert abi == "1"
     assert Path(module).is_relative_to(venv) and library == LIBRARY
+    # torch is optional: `import shardplan` never imports it, and shardplan.torch
+    # says what it needs when the environment has no torch (this one has none
+    # unless its Python's own site-packages do).
+    assert run_python(venv, TORCH) in (["False", "missing", "shardplan.torch", "needs", "PyTorch"],
+                                       ["False", "present", "<root>"])
     # The same without --no-index: nothing to download, so no network use.
     run, elapsed = pip(venv, "install", "--force-reinstall", str(BINDING_DIR), timeout=60)
     assert elapsed < 30, f"pip took {elapsed:.0f} s: did it try the network?"
@@ -92,6 +107,8 @@ def test_wheel_is_well_formed(venv, tmp_path):
     assert wheel.name == f"shardplan-{shardplan.__version__}-py3-none-any.whl"
     names, metadata, wheel_file = _check_record(wheel)
     assert "shardplan/__init__.py" in names and "shardplan/_capi.py" in names
+    assert "shardplan/torch.py" in names
+    assert "Requires-Dist" not in metadata  # no dependencies: torch is optional
     assert not any("__pycache__" in n or n.endswith(".so") for n in names)
     assert f"Version: {shardplan.__version__}\n" in metadata and "Name: shardplan\n" in metadata
     assert "Root-Is-Purelib: true" in wheel_file and "Tag: py3-none-any" in wheel_file
@@ -122,7 +139,7 @@ def test_sdist_installs(venv, tmp_path):
         members = set(tar.getnames())
     base = f"shardplan-{shardplan.__version__}"
     for needed in ("PKG-INFO", "pyproject.toml", "README.md", "shardplan/__init__.py",
-                   "_build_backend/shardplan_build.py"):
+                   "shardplan/torch.py", "_build_backend/shardplan_build.py"):
         assert f"{base}/{needed}" in members
     pip(venv, "install", "--no-index", "--force-reinstall", str(tmp_path / name))
     abi, module, _ = run_python(venv, IMPORT)

@@ -1,0 +1,615 @@
+"""Export a PyTorch model as a shardplan.v1 document, and check or plan it.
+
+    >>> import torch, shardplan.torch
+    >>> with torch.device("meta"):             # torch 2.x; on 1.13 pass device="meta"
+    ...     model = MyModel(config)
+    >>> doc = shardplan.torch.export(model, "dp=8,tp=4", templates=[...])
+    >>> result = shardplan.torch.plan(model, "dp=8,tp=4", templates=[...])
+
+or from the command line (see ``python -m shardplan.torch --help``):
+
+    python -m shardplan.torch my_models:build --mesh dp=8,tp=4 --out doc.json --plan
+
+The document is read from the module and tensor objects themselves, so it
+matches what torch reports:
+
+- **Module ids.** One module object is one module id, however many paths
+  reach it. The root's id is ``"<root>"``; every other module's id is its
+  first path in ``named_modules()`` order (``"layers.0.attn"``). Should that
+  string be taken already (a child literally named ``"<root>"``), ``"#2"``,
+  ``"#3"``, ... is appended until it is unique.
+- **Parameter ids.** One tensor object is one parameter id: its first full
+  name in ``named_parameters()`` order (``"embed_tokens.weight"``; a tied
+  ``lm_head.weight`` names the same id). ``shape`` is ``list(p.shape)``
+  (omitted for a lazy module's uninitialized parameter), ``dtype`` its name.
+- **Modules.** ``type`` is the class name; ``forward`` the parameter names of
+  ``inspect.signature(module.forward)`` in order (``*args`` and ``**kwargs``
+  spelled so; omitted if there is no signature); ``children`` and ``params``
+  follow ``module._modules`` / ``module._parameters`` in registration order,
+  ``None`` entries skipped (omitted when empty). Buffers are not exported.
+- **Declarations.** A module with a method ``parallel_module_spec()``
+  returning a dict with the optional keys ``"parallel"`` (a parallel spec or
+  None) and ``"family"`` (a family object, docs/format.md) gets them copied
+  into its module entry.
+
+Importing ``shardplan`` does not import this module or torch; importing this
+module imports torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import inspect
+import json
+import os
+import sys
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+try:
+    import torch as _torch  # absolute: the real torch, never this module
+except ImportError as error:  # pragma: no cover - torch is installed where this is tested
+    raise ImportError(
+        "shardplan.torch needs PyTorch (import torch failed: "
+        f"{error}); the rest of shardplan works without it"
+    ) from error
+
+import shardplan as _shardplan
+
+__all__ = ["ROOT_ID", "DTYPES", "export", "check", "plan", "dumps", "report", "main"]
+
+#: The module id of the root module.
+ROOT_ID = "<root>"
+
+#: The dtypes a shardplan.v1 document knows (torch.<name>).
+DTYPES = (
+    "float32",
+    "float16",
+    "bfloat16",
+    "float8_e4m3fn",
+    "float8_e5m2",
+    "int8",
+    "int32",
+    "int64",
+    "bool",
+)
+
+MeshLike = Union[str, Mapping[str, int], Sequence[Tuple[str, int]]]
+_DTYPE_TYPE = type(_torch.float32)
+
+
+# ---------------------------------------------------------------------------
+# Arguments
+
+
+def _mesh(mesh: MeshLike) -> Dict[str, int]:
+    """``{"dp": 8, "tp": 4}``, ``"dp=8,tp=4"`` or ``[("dp", 8), ...]`` -> ordered dict."""
+    if isinstance(mesh, str):
+        pairs = []
+        for item in mesh.split(","):
+            name, sep, size = item.partition("=")
+            name, size = name.strip(), size.strip()
+            if not sep or not name:
+                raise ValueError(f"mesh {mesh!r}: expected NAME=SIZE[,NAME=SIZE...], got {item!r}")
+            try:
+                value = int(size)
+            except ValueError:
+                raise ValueError(f"mesh {mesh!r}: size of {name!r} is not an integer: {size!r}") from None
+            pairs.append((name, value))
+    elif isinstance(mesh, Mapping):
+        pairs = list(mesh.items())
+    elif isinstance(mesh, (list, tuple)):
+        pairs = [tuple(p) for p in mesh]
+    else:
+        raise TypeError(f"mesh must be a dict or a string such as 'dp=8,tp=4', not {type(mesh).__name__}")
+    out: Dict[str, int] = {}
+    for pair in pairs:
+        if len(pair) != 2:
+            raise ValueError(f"mesh entry {pair!r} is not a (name, size) pair")
+        name, size = pair
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"mesh axis names must be non-empty strings, not {name!r}")
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ValueError(f"mesh axis {name!r} must have an integer size >= 1, not {size!r}")
+        if name in out:
+            raise ValueError(f"mesh axis {name!r} appears twice")
+        out[name] = size
+    if not out:
+        raise ValueError("the mesh has no axis")
+    return out
+
+
+def _json_copy(value: Any, what: str) -> Any:
+    """A deep copy of a JSON-able value (dicts keep their order)."""
+    try:
+        return json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{what} must be JSON data (dicts, lists, strings, numbers): {error}") from None
+
+
+def _dtype_name(dtype: Any, what: str) -> str:
+    if isinstance(dtype, _DTYPE_TYPE):
+        name = str(dtype)
+        name = name[len("torch."):] if name.startswith("torch.") else name
+    elif isinstance(dtype, str):
+        name = dtype[len("torch."):] if dtype.startswith("torch.") else dtype
+    else:
+        raise TypeError(f"{what}: expected a torch.dtype or its name, not {type(dtype).__name__}")
+    if name not in DTYPES:
+        raise ValueError(
+            f"{what}: dtype {name} cannot be written in a shardplan.v1 document "
+            f"(known: {', '.join(DTYPES)}); pass export(..., dtype=...) to export "
+            "floating-point parameters as another dtype"
+        )
+    return name
+
+
+def _forward(module, cache: Dict[Any, Optional[List[str]]]) -> Optional[List[str]]:
+    """The names of ``inspect.signature(module.forward)``; cached per function
+    for the usual bound method (a model repeats a few classes many times)."""
+    forward = module.forward
+    function = getattr(forward, "__func__", None) if getattr(forward, "__self__", None) is module else None
+    if function is not None and function in cache:
+        return cache[function]
+    names = _signature_names(forward)
+    if function is not None:
+        cache[function] = names
+    return names
+
+
+def _signature_names(forward) -> Optional[List[str]]:
+    try:
+        signature = inspect.signature(forward)
+    except (TypeError, ValueError):  # a builtin or C function without a signature
+        return None
+    names = []
+    for p in signature.parameters.values():
+        if p.kind is inspect.Parameter.VAR_POSITIONAL:
+            names.append("*" + p.name)
+        elif p.kind is inspect.Parameter.VAR_KEYWORD:
+            names.append("**" + p.name)
+        else:
+            names.append(p.name)
+    return names
+
+
+def _declaration(module, path: str) -> Dict[str, Any]:
+    """The module's own ``parallel_module_spec()``: {"parallel"?, "family"?}."""
+    method = getattr(type(module), "parallel_module_spec", None)
+    if method is None or not callable(method):
+        return {}
+    spec = module.parallel_module_spec()
+    where = f"parallel_module_spec() of the module at {path or '(root)'!r} ({type(module).__name__})"
+    if spec is None:
+        return {}
+    if not isinstance(spec, Mapping):
+        raise TypeError(f"{where} must return a dict, not {type(spec).__name__}")
+    unknown = [k for k in spec if k not in ("parallel", "family")]
+    if unknown:
+        raise ValueError(f"{where} returned unknown keys {unknown} (known: 'parallel', 'family')")
+    out = {}
+    for key in ("parallel", "family"):
+        if key in spec:
+            out[key] = _json_copy(spec[key], f"{where}[{key!r}]")
+    if out.get("family", 0) is None:  # "family": None means not a family member
+        del out["family"]
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Export
+
+
+def _walk(model) -> List[Tuple[str, Any]]:
+    """(first path, module) of every module, in named_modules() order.
+
+    Iterative, over ``_modules`` as named_modules() walks it: each module once,
+    at its first path (a shared module's later paths repeat a subtree already
+    listed).
+    """
+    seen = set()
+    out = []
+    stack = [("", model)]
+    while stack:
+        path, module = stack.pop()
+        if id(module) in seen:
+            continue
+        seen.add(id(module))
+        out.append((path, module))
+        children = [(n, m) for n, m in module._modules.items() if m is not None]
+        for name, child in reversed(children):
+            if id(child) not in seen:
+                stack.append((f"{path}.{name}" if path else name, child))
+    return out
+
+
+def _resolve(model, name: str, param_ids) -> str:
+    """The parameter id of the full name ``name`` (any path), or ValueError."""
+    *parts, local = name.split(".")
+    module = model
+    for i, part in enumerate(parts):
+        child = module._modules.get(part)
+        if child is None:
+            raise ValueError(f"blocks: {name!r} names no parameter: no submodule {'.'.join(parts[: i + 1])!r}")
+        module = child
+    tensor = module._parameters.get(local)
+    if tensor is None:
+        raise ValueError(f"blocks: {name!r} names no parameter of {type(module).__name__}")
+    return param_ids[id(tensor)]
+
+
+def export(
+    model,
+    mesh: MeshLike,
+    providers: Optional[Mapping[str, Any]] = None,
+    templates: Optional[Sequence[Mapping[str, Any]]] = None,
+    overrides: Optional[Mapping[str, Any]] = None,
+    blocks: Optional[Mapping[str, Sequence[int]]] = None,
+    dtype: Any = None,
+) -> Dict[str, Any]:
+    """The shardplan.v1 document (a dict) of ``model`` on ``mesh``.
+
+    model: an ``nn.Module``, typically built on the meta device.
+    mesh: ``{"dp": 8, "tp": 4}`` or ``"dp=8,tp=4"`` (axis order kept).
+    providers: ``{"sharding": {FQN: layout}, "native": [request, ...]}``.
+    templates: a list of templates (docs/planning.md); overrides: ``{FQN: layout}``.
+    blocks: ``{parameter full name (any of its paths): [b0, b1, ...]}``.
+    dtype: None (each parameter's own dtype), or a torch.dtype or name that
+    every floating-point parameter is exported as (as ``model.to(dtype)``
+    would cast it).
+    """
+    if not isinstance(model, _torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, not {type(model).__name__}")
+    doc: Dict[str, Any] = {"schema": "shardplan.v1", "mesh": _mesh(mesh)}
+    cast = None if dtype is None else _dtype_name(dtype, "dtype")
+    if cast is not None and not (cast.startswith("float") or cast == "bfloat16"):
+        raise ValueError(f"dtype {cast}: only floating-point dtypes can be cast to")
+
+    walk = _walk(model)
+    module_ids: Dict[int, str] = {}
+    used = set()
+    for path, module in walk:
+        mid = path if path else ROOT_ID
+        if mid in used:
+            n = 2
+            while f"{mid}#{n}" in used:
+                n += 1
+            mid = f"{mid}#{n}"
+        used.add(mid)
+        module_ids[id(module)] = mid
+
+    parameters: Dict[str, Any] = {}
+    param_ids: Dict[int, str] = {}
+    modules: Dict[str, Any] = {}
+    signatures: Dict[Any, Optional[List[str]]] = {}
+    uninitialized = getattr(_torch.nn.parameter, "UninitializedParameter", ())
+    for path, module in walk:
+        entry: Dict[str, Any] = {"type": type(module).__name__}
+        forward = _forward(module, signatures)
+        if forward is not None:
+            entry["forward"] = list(forward)
+        children = {n: module_ids[id(m)] for n, m in module._modules.items() if m is not None}
+        if children:
+            entry["children"] = children
+        params = {}
+        for local, tensor in module._parameters.items():
+            if tensor is None:
+                continue
+            pid = param_ids.get(id(tensor))
+            if pid is None:
+                pid = f"{path}.{local}" if path else local
+                param_ids[id(tensor)] = pid
+                info: Dict[str, Any] = {}
+                if not (uninitialized and isinstance(tensor, uninitialized)):
+                    info["shape"] = [int(d) for d in tensor.shape]
+                if cast is not None and tensor.is_floating_point():
+                    info["dtype"] = cast
+                else:
+                    info["dtype"] = _dtype_name(tensor.dtype, f"parameter {pid!r}")
+                parameters[pid] = info
+            params[local] = pid
+        if params:
+            entry["params"] = params
+        entry.update(_declaration(module, path))
+        modules[module_ids[id(module)]] = entry
+
+    if blocks:
+        if not isinstance(blocks, Mapping):
+            raise TypeError(f"blocks must be a dict, not {type(blocks).__name__}")
+        given: Dict[str, Tuple[str, List[int]]] = {}
+        for name, value in blocks.items():
+            pid = _resolve(model, name, param_ids)
+            units = _json_copy(value, f"blocks[{name!r}]")
+            if not isinstance(units, list) or not all(
+                isinstance(b, int) and not isinstance(b, bool) for b in units
+            ):
+                raise TypeError(f"blocks[{name!r}] must be a list of integers, not {value!r}")
+            if pid in given and given[pid][1] != units:
+                raise ValueError(
+                    f"blocks: {name!r} and {given[pid][0]!r} are one parameter with different blocks"
+                )
+            given[pid] = (name, units)
+            parameters[pid]["blocks"] = units
+
+    doc["parameters"] = parameters
+    doc["root"] = module_ids[id(model)]
+    doc["modules"] = modules
+    if providers is not None:
+        providers = _json_copy(providers, "providers")
+        if not isinstance(providers, dict):
+            raise TypeError("providers must be a dict {'sharding': {...}, 'native': [...]}")
+        unknown = [k for k in providers if k not in ("sharding", "native")]
+        if unknown:
+            raise ValueError(f"providers has unknown keys {unknown} (known: 'sharding', 'native')")
+        doc["providers"] = providers
+    if templates is not None:
+        templates = _json_copy(list(templates), "templates")
+        doc["templates"] = templates
+    if overrides is not None:
+        doc["overrides"] = _json_copy(overrides, "overrides")
+    return doc
+
+
+def dumps(doc: Mapping[str, Any]) -> str:
+    """The document as JSON text: one line per parameter and per module."""
+    lines = []
+    keys = list(doc)
+    for i, key in enumerate(keys):
+        value = doc[key]
+        comma = "," if i + 1 < len(keys) else ""
+        if key in ("parameters", "modules") and isinstance(value, Mapping) and value:
+            lines.append(f"  {json.dumps(key)}: {{")
+            items = list(value.items())
+            for j, (k, v) in enumerate(items):
+                sep = "," if j + 1 < len(items) else ""
+                lines.append(f"    {json.dumps(k, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}{sep}")
+            lines.append("  }" + comma)
+        else:
+            lines.append(f"  {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}{comma}")
+    return "{\n" + "\n".join(lines) + "\n}\n"
+
+
+def check(
+    model,
+    mesh: MeshLike,
+    providers: Optional[Mapping[str, Any]] = None,
+    templates: Optional[Sequence[Mapping[str, Any]]] = None,
+    overrides: Optional[Mapping[str, Any]] = None,
+    blocks: Optional[Mapping[str, Sequence[int]]] = None,
+    dtype: Any = None,
+    threads: int = 0,
+) -> "_shardplan.Result":
+    """``shardplan.check`` of ``export(model, mesh, ...)``: the module-owned
+    layouts (and a document's shapes) checked; a ``shardplan.Result``."""
+    doc = export(model, mesh, providers, templates, overrides, blocks, dtype)
+    return _shardplan.check(json.dumps(doc, ensure_ascii=False), threads=threads)
+
+
+def plan(
+    model,
+    mesh: MeshLike,
+    providers: Optional[Mapping[str, Any]] = None,
+    templates: Optional[Sequence[Mapping[str, Any]]] = None,
+    overrides: Optional[Mapping[str, Any]] = None,
+    blocks: Optional[Mapping[str, Sequence[int]]] = None,
+    dtype: Any = None,
+    threads: int = 0,
+) -> "_shardplan.Result":
+    """``shardplan.plan`` of ``export(model, mesh, ...)``: the final plan from
+    the owners, templates and overrides, checked, with memory per device and
+    communication; a ``shardplan.Result``."""
+    doc = export(model, mesh, providers, templates, overrides, blocks, dtype)
+    return _shardplan.plan(json.dumps(doc, ensure_ascii=False), threads=threads)
+
+
+# ---------------------------------------------------------------------------
+# Command line
+
+_USAGE_EPILOG = """\
+FACTORY() returns the model (build it on the meta device) or a pair
+(model, extras), extras a dict with any of the keys mesh, providers,
+templates, overrides, blocks, dtype: the export arguments. A command-line
+option replaces the extra of the same name. MODULE is a module name
+importable from the current directory, or a path to a .py file.
+
+Exit status: 0 written (and no errors), 1 the check or plan found errors,
+2 usage error, unreadable input or a failing export."""
+
+
+def _bytes(b: float) -> str:
+    units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
+    u = 0
+    while b >= 1024 and u < 5:
+        b /= 1024
+        u += 1
+    return f"{b:.0f} {units[u]}" if u == 0 else f"{b:.2f} {units[u]}"
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def report(result, path: str = "model") -> str:
+    """The text ``shardplan check``/``shardplan plan`` print for a result:
+    the diagnostics, a summary line and, for a planned result, memory per
+    device, collectives and the plan table."""
+    out = []
+    data = result.to_dict()
+    errors = warnings = 0
+    for d in result.diagnostics:
+        severity = str(d.severity)
+        errors += severity == "error"
+        warnings += severity == "warning"
+        out.append(f"{severity}[{d.code}]: {d.message}")
+        out.append(f"  --> {path}" + (f":{d.pointer}" if d.pointer else ""))
+    if result.ok:
+        owned = data.get("owned") or {}
+        summary = (
+            f"ok: {_plural(len(owned.get('specs', {})), 'owner', 'owners')}, "
+            f"{_plural(len(owned.get('owned_names', [])), 'owned parameter name', 'owned parameter names')}, "
+            f"{_plural(len(owned.get('aliases', [])), 'alias', 'aliases')}"
+        )
+    else:
+        summary = _plural(errors, "error", "errors")
+    if warnings:
+        summary += ", " + _plural(warnings, "warning", "warnings")
+    out.append(f"{path}: {summary}")
+    if "plan" in data and "provenance" in data:
+        out.extend(_plan_lines(result, data))
+    return "\n".join(out) + "\n"
+
+
+def _plan_lines(result, data) -> List[str]:
+    out = []
+    m = result.memory
+    if m is not None:
+        out.append(
+            f"memory per device ({_plural(m.devices, 'device', 'devices')}): min {_bytes(m.min_bytes)}, "
+            f"mean {_bytes(m.mean_bytes)}, max {_bytes(m.max_bytes)} (device {m.max_device}); "
+            f"unsharded {_bytes(m.unsharded_bytes)}"
+        )
+        if m.per_device_bytes and m.max_bytes > m.min_bytes:
+            bins, width = [0] * 8, 40
+            span = float(m.max_bytes - m.min_bytes)
+            for b in m.per_device_bytes:
+                bins[min(7, int((b - m.min_bytes) / span * 8))] += 1
+            most = max(bins)
+            for i, count in enumerate(bins):
+                lo = m.min_bytes + span * i / 8
+                out.append(f"  {_bytes(lo):>12} .. {'#' * (count * width // most)} {count}")
+    else:
+        out.append("memory per device: not computed (more than 16777216 devices)")
+    collectives = data.get("collectives") or {}
+    counts = [f"{c}@{axis} x{n}" for c, axes in collectives.items() for axis, n in axes.items()]
+    out.append("collectives: " + " ".join(counts) if counts else "collectives: none")
+    out.append("plan:")
+    provenance = data.get("provenance") or {}
+    for fqn, layout in ((data.get("plan") or {}).get("modules") or {}).items():
+        where = ", ".join(provenance.get(fqn, []))
+        shown = fqn or "(root)"
+        params = layout.get("params") or {}
+        if not params:
+            out.append(f"  {shown}  (no parameters)  [{where}]")
+        for name, placements in params.items():
+            text = " ".join(f"{axis}={p}" for axis, p in (placements or {}).items()) or "-"
+            out.append(f"  {shown}  {name}  {text}  [{where}]")
+    return out
+
+
+def _load_factory(spec: str):
+    module_name, sep, attr = spec.rpartition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"expected MODULE:FACTORY, got {spec!r}")
+    if module_name.endswith(".py") or os.sep in module_name:
+        name = os.path.splitext(os.path.basename(module_name))[0]
+        folder = os.path.dirname(os.path.abspath(module_name))
+        if folder not in sys.path:  # as for a script: its neighbours import
+            sys.path.insert(0, folder)
+        loader_spec = importlib.util.spec_from_file_location(name, module_name)
+        if loader_spec is None or loader_spec.loader is None:
+            raise ValueError(f"cannot load {module_name!r}")
+        module = importlib.util.module_from_spec(loader_spec)
+        sys.modules.setdefault(name, module)
+        loader_spec.loader.exec_module(module)
+    else:
+        if "" not in sys.path and os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        module = importlib.import_module(module_name)
+    factory = module
+    for part in attr.split("."):
+        factory = getattr(factory, part)
+    if not callable(factory):
+        raise TypeError(f"{spec} is not callable")
+    return factory
+
+
+def _read_json(path: str) -> Any:
+    if path == "-":
+        return json.load(sys.stdin)
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+_EXTRAS = ("mesh", "providers", "templates", "overrides", "blocks", "dtype")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """``python -m shardplan.torch``; returns the exit status."""
+    parser = argparse.ArgumentParser(
+        prog="python -m shardplan.torch",
+        description="Exports a PyTorch model as a shardplan.v1 document, and checks or plans it.",
+        epilog=_USAGE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("factory", metavar="MODULE:FACTORY", help="the function that builds the model")
+    parser.add_argument("--mesh", help="the device mesh, e.g. dp=8,tp=4 (axis order kept)")
+    parser.add_argument("--providers", metavar="FILE", help="JSON: {'sharding': {FQN: layout}, 'native': [...]}")
+    parser.add_argument("--templates", metavar="FILE", help="JSON: a list of templates")
+    parser.add_argument("--overrides", metavar="FILE", help="JSON: {FQN: layout}")
+    parser.add_argument("--blocks", metavar="FILE", help="JSON: {parameter full name: [b0, b1, ...]}")
+    parser.add_argument("--dtype", help="export every floating-point parameter as this dtype (e.g. bfloat16)")
+    parser.add_argument("--out", metavar="DOC.json", required=True, help="where to write the document ('-': standard output)")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--check", action="store_true", help="also check the document and print the result")
+    group.add_argument("--plan", action="store_true", help="also plan the document and print the result")
+    parser.add_argument("--threads", type=int, default=0, help="worker threads for --check/--plan (0: all cores)")
+    args = parser.parse_args(argv)
+
+    def fail(message: str) -> int:
+        print(f"shardplan.torch: {message}", file=sys.stderr)
+        return 2
+
+    try:
+        factory = _load_factory(args.factory)
+    except Exception as error:  # an import error of the user's module, with its message
+        return fail(f"cannot load {args.factory}: {type(error).__name__}: {error}")
+    built = factory()
+    extras: Dict[str, Any] = {}
+    if isinstance(built, tuple):
+        if len(built) != 2 or not isinstance(built[1], Mapping):
+            return fail(f"{args.factory}() must return a model or a (model, extras dict) pair")
+        built, extras = built[0], dict(built[1])
+        unknown = [k for k in extras if k not in _EXTRAS]
+        if unknown:
+            return fail(f"{args.factory}() returned unknown extras {unknown} (known: {', '.join(_EXTRAS)})")
+    options = dict(extras)
+    try:
+        for key in ("providers", "templates", "overrides", "blocks"):
+            path = getattr(args, key)
+            if path is not None:
+                options[key] = _read_json(path)
+    except (OSError, ValueError) as error:
+        return fail(f"cannot read {error}")
+    if args.mesh is not None:
+        options["mesh"] = args.mesh
+    if args.dtype is not None:
+        options["dtype"] = args.dtype
+    if "mesh" not in options:
+        return fail("no mesh: pass --mesh (or return one in the factory's extras)")
+    mesh = options.pop("mesh")
+    try:
+        doc = export(built, mesh, **options)
+    except (TypeError, ValueError) as error:
+        return fail(f"cannot export: {error}")
+    text = dumps(doc)
+    if args.out == "-":
+        sys.stdout.write(text)
+    else:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(text)
+    if not (args.check or args.plan):
+        if args.out != "-":
+            print(
+                f"{args.out}: {_plural(len(doc['modules']), 'module', 'modules')}, "
+                f"{_plural(len(doc['parameters']), 'parameter', 'parameters')}"
+            )
+        return 0
+    run = _shardplan.plan if args.plan else _shardplan.check
+    with run(text, threads=args.threads) as result:
+        sys.stdout.write(report(result, args.out))
+        return 0 if result.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

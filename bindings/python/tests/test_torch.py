@@ -1,0 +1,675 @@
+"""shardplan.torch: the exported document is what torch itself reports.
+
+Every model is expanded from the exported document (root -> children, every
+path, shared modules at each of their paths) and compared with
+``named_modules(remove_duplicate=False)``, the parameter full names with
+``named_parameters(remove_duplicate=False)`` and the identities (which names
+share one module or parameter id) with the torch objects.
+"""
+
+import inspect
+import json
+import os
+import re
+import subprocess
+import sys
+from collections import defaultdict
+
+import pytest
+import torch
+from torch import nn
+
+import shardplan
+import shardplan.torch as st
+from conftest import BINDING_DIR, REPO_ROOT
+from tests_helper_module import MESH, TP_TEMPLATE, TinyGPT, embedding_provider
+
+TESTS_DIR = BINDING_DIR / "tests"
+
+
+# ---------------------------------------------------------------------------
+# Models
+
+
+class Shared(nn.Module):
+    """One Linear at two places (and inside a Sequential), one LayerNorm reused."""
+
+    def __init__(self):
+        super().__init__()
+        lin = nn.Linear(4, 4, device="meta")
+        self.first = lin
+        self.stack = nn.Sequential(nn.Linear(4, 4, device="meta"), lin, nn.ReLU())
+        self.norm = nn.LayerNorm(4, device="meta")
+        self.again = nn.ModuleDict({"norm": self.norm, "lin": lin})
+
+    def forward(self, x):
+        return self.again["norm"](self.stack(self.first(x)))
+
+
+class VarArgs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(3, 3, device="meta")
+        self.kw = KwOnly()
+
+    def forward(self, x, *args, scale=1.0, **kwargs):
+        return self.kw(self.proj(x) * scale)
+
+
+class KwOnly(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(3, device="meta"))
+
+    def forward(self, hidden, /, mask=None, *, cache=None, **extra):
+        return hidden * self.weight
+
+
+class ArgsOnly(nn.Module):
+    def forward(self, *inputs):
+        return inputs
+
+
+FAMILY_LAYOUT = {
+    "params": {
+        "q.weight": {"tp": "S(0)"},
+        "q.bias": {"tp": "S(0)"},
+        "o.weight": {"tp": "S(1)"},
+        "o.bias": {"tp": "R"},
+    },
+    "in_src": {"hidden_states": {"tp": "R"}},
+    "in_dst": {"hidden_states": {"tp": "R"}},
+    "out_src": {"output": {"tp": "P"}},
+    "out_dst": {"output": {"tp": "R"}},
+}
+
+
+class FamilyAttention(nn.Module):
+    """Declares itself: a tp family member with its own layout."""
+
+    def __init__(self, dim=8):
+        super().__init__()
+        self.q = nn.Linear(dim, dim, device="meta")
+        self.o = nn.Linear(dim, dim, device="meta")
+
+    def forward(self, hidden_states):
+        return self.o(self.q(hidden_states))
+
+    def parallel_module_spec(self):
+        return {
+            "parallel": {"binding_kind": "tp", "axes": ["tp"]},
+            "family": {"parallel": True, "sharding": FAMILY_LAYOUT},
+        }
+
+
+class NotAMember(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(2, 2, device="meta")
+
+    def parallel_module_spec(self):
+        return {"parallel": None}
+
+
+class FamilyModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(10, 8, device="meta")
+        self.attn = FamilyAttention()
+        self.other = NotAMember()
+        self.norm = nn.LayerNorm(8, device="meta")
+
+    def forward(self, ids):
+        return self.norm(self.attn(self.embed(ids)))
+
+
+class WithBuffers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(4, device="meta")  # running_mean, running_var, num_batches_tracked
+        self.register_buffer("table", torch.zeros(5, device="meta"))
+        self.register_buffer("scratch", torch.zeros(2, device="meta"), persistent=False)
+        self.scale = nn.Parameter(torch.ones(4, device="meta"))
+
+    def forward(self, x):
+        return self.bn(x) * self.scale
+
+
+class Holes(nn.Module):
+    """None entries in _parameters and _modules, registered between others."""
+
+    def __init__(self):
+        super().__init__()
+        self.b = nn.Parameter(torch.empty(2, device="meta"))
+        self.register_parameter("missing", None)
+        self.a = nn.Parameter(torch.empty(3, device="meta"))
+        self.z = nn.Linear(2, 2, bias=False, device="meta")
+        self.add_module("gone", None)
+        self.y = nn.Linear(2, 2, device="meta")
+
+    def forward(self, x):
+        return x
+
+
+class Dtypes(nn.Module):
+    def __init__(self):
+        super().__init__()
+        meta = {"device": "meta"}
+        self.f32 = nn.Parameter(torch.empty(2, **meta))
+        self.f16 = nn.Parameter(torch.empty(2, dtype=torch.float16, **meta))
+        self.bf16 = nn.Parameter(torch.empty(2, dtype=torch.bfloat16, **meta))
+        self.i8 = nn.Parameter(torch.empty(2, dtype=torch.int8, **meta), requires_grad=False)
+        self.i32 = nn.Parameter(torch.empty(2, dtype=torch.int32, **meta), requires_grad=False)
+        self.i64 = nn.Parameter(torch.empty(2, dtype=torch.int64, **meta), requires_grad=False)
+        self.flag = nn.Parameter(torch.empty(2, dtype=torch.bool, **meta), requires_grad=False)
+
+
+def transformer():
+    return nn.Transformer(
+        d_model=16, nhead=2, num_encoder_layers=2, num_decoder_layers=1,
+        dim_feedforward=32, device="meta",
+    )
+
+
+MODELS = {
+    "transformer": transformer,
+    "gpt": TinyGPT,
+    "gpt-bfloat16": lambda: TinyGPT(dtype=torch.bfloat16),
+    "gpt-cpu": lambda: TinyGPT(device="cpu"),
+    "shared": Shared,
+    "varargs": VarArgs,
+    "family": FamilyModel,
+    "buffers": WithBuffers,
+    "holes": Holes,
+    "dtypes": Dtypes,
+    "nested-shared": lambda: nn.Sequential(Shared(), Shared()),
+}
+
+
+# ---------------------------------------------------------------------------
+# What torch reports, and what the document says
+
+
+def torch_parameters(model):
+    """named_parameters(remove_duplicate=False); torch 1.13 has no such argument,
+    so there it is spelled out the way later versions compute it."""
+    if "remove_duplicate" in inspect.signature(model.named_parameters).parameters:
+        return list(model.named_parameters(remove_duplicate=False))
+    return [
+        (f"{path}.{name}" if path else name, tensor)
+        for path, module in model.named_modules(remove_duplicate=False)
+        for name, tensor in module._parameters.items()
+        if tensor is not None
+    ]
+
+
+def expand(doc):
+    """[(path, module id)] and [(full name, parameter id)] over every path."""
+    paths, params = [], []
+
+    def visit(path, mid):
+        paths.append((path, mid))
+        entry = doc["modules"][mid]
+        for name, pid in entry.get("params", {}).items():
+            params.append((f"{path}.{name}" if path else name, pid))
+        for name, child in entry.get("children", {}).items():
+            visit(f"{path}.{name}" if path else name, child)
+
+    # named_modules lists a module's own parameters before its children's,
+    # so parameters are collected in named_modules order per module.
+    visit("", doc["root"])
+    by_module = defaultdict(list)
+    for name, pid in params:
+        by_module[name.rpartition(".")[0]].append((name, pid))
+    ordered = [p for path, _ in paths for p in by_module.pop(path, [])]
+    return paths, ordered
+
+
+def groups(pairs):
+    """The partition of names by key: sorted tuples of names sharing a key."""
+    out = defaultdict(list)
+    for name, key in pairs:
+        out[key].append(name)
+    return sorted(tuple(v) for v in out.values())
+
+
+def assert_matches_torch(model, doc, ids=True):
+    paths, params = expand(doc)
+    modules = list(model.named_modules(remove_duplicate=False))
+    assert [p for p, _ in paths] == [p for p, _ in modules]
+    assert groups(paths) == groups((p, id(m)) for p, m in modules)
+    for (path, mid), (_, module) in zip(paths, modules):
+        assert doc["modules"][mid]["type"] == type(module).__name__, path
+
+    tensors = torch_parameters(model)
+    assert [n for n, _ in params] == [n for n, _ in tensors]
+    assert groups(params) == groups((n, id(t)) for n, t in tensors)
+    for (name, pid), (_, tensor) in zip(params, tensors):
+        info = doc["parameters"][pid]
+        assert info["shape"] == list(tensor.shape), name
+        assert info["dtype"] == str(tensor.dtype).replace("torch.", ""), name
+    if not ids:
+        return
+    # Every parameter id is a tensor's first full name; every module id a first path.
+    first_names = {}
+    for name, tensor in tensors:
+        first_names.setdefault(id(tensor), name)
+    assert sorted(doc["parameters"]) == sorted(first_names.values())
+    first_paths = {}
+    for path, module in modules:
+        first_paths.setdefault(id(module), path or st.ROOT_ID)
+    assert sorted(doc["modules"]) == sorted(first_paths.values())
+    assert doc["root"] == st.ROOT_ID
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_paths_parameters_and_identities_are_torchs(name):
+    model = MODELS[name]()
+    doc = st.export(model, MESH)
+    assert_matches_torch(model, doc)
+    assert list(doc) == ["schema", "mesh", "parameters", "root", "modules"]
+    assert doc["schema"] == "shardplan.v1" and doc["mesh"] == {"dp": 2, "tp": 2}
+    with shardplan.parse(json.dumps(doc)) as parsed:
+        assert parsed.is_valid
+    with st.check(model, MESH) as result:
+        assert result.ok, result.diagnostics
+
+
+def test_tied_embedding_is_one_parameter():
+    model = TinyGPT()
+    assert model.lm_head.weight is model.wte.weight
+    doc = st.export(model, MESH)
+    assert doc["modules"]["lm_head"]["params"] == {"weight": "wte.weight"}
+    assert doc["modules"]["wte"]["params"] == {"weight": "wte.weight"}
+    assert "lm_head.weight" not in doc["parameters"]
+    assert doc["parameters"]["wte.weight"] == {"shape": [64, 16], "dtype": "float32"}
+
+
+def test_shared_module_is_one_module_at_its_first_path():
+    model = Shared()
+    doc = st.export(model, MESH)
+    root = doc["modules"]["<root>"]
+    assert root["children"] == {"first": "first", "stack": "stack", "norm": "norm", "again": "again"}
+    assert doc["modules"]["stack"]["children"] == {"0": "stack.0", "1": "first", "2": "stack.2"}
+    assert doc["modules"]["again"]["children"] == {"norm": "norm", "lin": "first"}
+    assert list(doc["modules"]) == ["<root>", "first", "stack", "stack.0", "stack.2", "norm", "again"]
+    assert list(doc["parameters"]) == [
+        "first.weight", "first.bias", "stack.0.weight", "stack.0.bias", "norm.weight", "norm.bias",
+    ]
+
+
+def test_root_id_is_unique_even_against_a_child_named_root():
+    model = nn.Module()
+    model.add_module("<root>", nn.Linear(2, 2, device="meta"))
+    doc = st.export(model, MESH)
+    assert doc["root"] == "<root>"
+    assert doc["modules"]["<root>"]["children"] == {"<root>": "<root>#2"}
+    assert doc["modules"]["<root>#2"]["params"] == {"weight": "<root>.weight", "bias": "<root>.bias"}
+    assert_matches_torch(model, doc, ids=False)
+
+
+def test_forward_signatures():
+    doc = st.export(VarArgs(), MESH)
+    assert doc["modules"]["<root>"]["forward"] == ["x", "*args", "scale", "**kwargs"]
+    assert doc["modules"]["kw"]["forward"] == ["hidden", "mask", "cache", "**extra"]
+    assert doc["modules"]["proj"]["forward"] == ["input"]
+    assert st.export(ArgsOnly(), MESH)["modules"]["<root>"]["forward"] == ["*inputs"]
+    # A container's forward is torch's _forward_unimplemented(*input).
+    seq = st.export(nn.ModuleList([nn.ReLU()]), MESH)
+    assert seq["modules"]["<root>"]["forward"] == ["*input"]
+    # A forward set on the instance is the one torch calls, and is not cached per class.
+    patched = nn.Sequential(nn.Linear(2, 2, device="meta"), nn.Linear(2, 2, device="meta"))
+    patched[1].forward = lambda hidden, *rest: hidden
+    doc = st.export(patched, MESH)["modules"]
+    assert doc["0"]["forward"] == ["input"] and doc["1"]["forward"] == ["hidden", "*rest"]
+    tx = st.export(transformer(), MESH)["modules"]
+    assert tx["<root>"]["forward"][:2] == ["src", "tgt"]
+    assert tx["encoder.layers.0.self_attn"]["forward"][:3] == ["query", "key", "value"]
+
+
+def test_a_forward_taking_kwargs_accepts_any_input_name():
+    providers = {"sharding": {"kw": {"params": {"weight": {}}, "in_src": {"anything": {}}, "in_dst": {"anything": {}}}}}
+    with st.check(VarArgs(), MESH, providers=providers) as result:
+        assert result.ok, result.diagnostics
+
+
+def test_a_module_cycle_is_exported_and_refused_by_the_engine():
+    model = nn.Sequential(nn.Sequential())
+    model[0].add_module("back", model)  # named_modules(remove_duplicate=False) would not end
+    doc = st.export(model, MESH)
+    assert doc["modules"]["0"]["children"] == {"back": "<root>"}
+    with st.check(model, MESH) as result:
+        assert [d.code for d in result.diagnostics] == ["invalid-document"]
+
+
+def test_registration_order_and_none_entries():
+    doc = st.export(Holes(), MESH)
+    root = doc["modules"]["<root>"]
+    assert root["params"] == {"b": "b", "a": "a"}
+    assert root["children"] == {"z": "z", "y": "y"}
+    assert "params" not in doc["modules"]["<root>"]["children"]
+    assert doc["modules"]["z"]["params"] == {"weight": "z.weight"}
+    assert "children" not in doc["modules"]["z"]
+
+
+def test_buffers_are_not_exported():
+    doc = st.export(WithBuffers(), MESH)
+    assert list(doc["parameters"]) == ["scale", "bn.weight", "bn.bias"]
+    assert doc["modules"]["bn"]["params"] == {"weight": "bn.weight", "bias": "bn.bias"}
+    assert doc["modules"]["bn"]["type"] == "BatchNorm1d"
+    assert "table" not in json.dumps(doc) and "running_mean" not in json.dumps(doc)
+
+
+def test_dtypes():
+    doc = st.export(Dtypes(), MESH)
+    assert {k: v["dtype"] for k, v in doc["parameters"].items()} == {
+        "f32": "float32", "f16": "float16", "bf16": "bfloat16", "i8": "int8",
+        "i32": "int32", "i64": "int64", "flag": "bool",
+    }
+    bf16 = st.export(TinyGPT(dtype=torch.bfloat16), MESH)
+    assert {v["dtype"] for v in bf16["parameters"].values()} == {"bfloat16"}
+    # dtype=: floating-point parameters as model.to(dtype) would cast them.
+    cast = st.export(Dtypes(), MESH, dtype=torch.bfloat16)
+    assert {k: v["dtype"] for k, v in cast["parameters"].items()} == {
+        "f32": "bfloat16", "f16": "bfloat16", "bf16": "bfloat16", "i8": "int8",
+        "i32": "int32", "i64": "int64", "flag": "bool",
+    }
+    assert st.export(TinyGPT(), MESH, dtype="float16") == st.export(TinyGPT(dtype=torch.float16), MESH)
+    with pytest.raises(ValueError, match="int8: only floating-point"):
+        st.export(TinyGPT(), MESH, dtype=torch.int8)
+    with pytest.raises(ValueError, match="float64 cannot be written"):
+        st.export(nn.Linear(2, 2, dtype=torch.float64, device="meta"), MESH)
+    # ... unless exported as another dtype
+    assert st.export(nn.Linear(2, 2, dtype=torch.float64, device="meta"), MESH, dtype="float32")
+
+
+def test_bfloat16_memory_is_half_of_float32():
+    kwargs = dict(providers=embedding_provider(), templates=[TP_TEMPLATE])
+    with st.plan(TinyGPT(), MESH, **kwargs) as f32, st.plan(TinyGPT(dtype=torch.bfloat16), MESH, **kwargs) as bf16:
+        assert f32.ok and bf16.ok
+        assert bf16.memory.unsharded_bytes * 2 == f32.memory.unsharded_bytes
+        assert bf16.memory.max_bytes * 2 == f32.memory.max_bytes
+
+
+def test_meta_and_cpu_models_export_the_same_document():
+    torch.manual_seed(0)
+    assert st.export(TinyGPT(device="cpu"), MESH) == st.export(TinyGPT(device="meta"), MESH)
+    assert next(TinyGPT().parameters()).is_meta
+
+
+@pytest.mark.filterwarnings("ignore:Lazy modules are a new feature")
+def test_lazy_parameters_have_no_shape():
+    model = nn.Sequential(nn.LazyLinear(4))
+    doc = st.export(model, MESH)
+    assert doc["parameters"]["0.weight"] == {"dtype": "float32"}
+    with shardplan.parse(json.dumps(doc)) as parsed:
+        assert parsed.is_valid
+
+
+def test_family_declaration_is_copied_and_owns():
+    doc = st.export(FamilyModel(), MESH)
+    attn = doc["modules"]["attn"]
+    assert attn["parallel"] == {"binding_kind": "tp", "axes": ["tp"]}
+    assert attn["family"] == {"parallel": True, "sharding": FAMILY_LAYOUT}
+    assert list(attn) == ["type", "forward", "children", "parallel", "family"]
+    assert doc["modules"]["other"]["parallel"] is None and "family" not in doc["modules"]["other"]
+    assert "parallel" not in doc["modules"]["embed"]
+    with st.check(FamilyModel(), MESH) as result:
+        assert result.ok, result.diagnostics
+        owned = result.to_dict()["owned"]
+        assert list(owned["specs"]) == ["attn"]
+        assert owned["parallel"] == {"attn": {"binding_kind": "tp", "axes": ["tp"]}}
+        assert owned["owned_names"] == ["attn.o.bias", "attn.o.weight", "attn.q.bias", "attn.q.weight"]
+
+
+def test_family_declaration_errors():
+    class Bad(nn.Module):
+        def parallel_module_spec(self):
+            return {"family": {}, "sharding": {}}
+
+    with pytest.raises(ValueError, match="unknown keys \\['sharding'\\]"):
+        st.export(Bad(), MESH)
+
+    class NotJson(nn.Module):
+        def parallel_module_spec(self):
+            return {"parallel": object()}
+
+    with pytest.raises(TypeError, match="JSON data"):
+        st.export(NotJson(), MESH)
+
+
+def test_gpt_check_and_plan_with_tp_template_and_tied_embedding():
+    kwargs = dict(providers=embedding_provider(), templates=[TP_TEMPLATE])
+    with st.check(TinyGPT(), MESH, **kwargs) as checked:
+        assert checked.ok, checked.diagnostics
+        owned = checked.to_dict()["owned"]
+        assert owned["aliases"] == [["wte.weight", "lm_head.weight"]]
+        assert checked.memory is None
+    with st.plan(TinyGPT(), MESH, threads=1, **kwargs) as planned:
+        assert planned.ok, planned.diagnostics
+        assert [d.code for d in planned.diagnostics] == ["unplanned-parameters"]
+        entries = {e.fqn: e.provenance for e in planned.plan_entries}
+        assert entries["wte"] == "owned:model"
+        assert entries["h.1.attn.c_attn"] == "template:tp:h.*.attn.c_attn"
+        assert entries["h.0.mlp.c_proj"] == "template:tp:h.*.mlp.c_proj"
+        layouts = planned.to_dict()["plan"]["modules"]
+        assert layouts["h.0.attn.c_attn"]["params"] == {"weight": {"tp": "S(-2)"}, "bias": {"tp": "S(-1)"}}
+        assert layouts["h.0.attn.c_proj"]["params"] == {"weight": {"tp": "S(-1)"}, "bias": {"tp": "R"}}
+        assert planned.to_dict()["collectives"] == {"all_reduce": {"tp": 4}}
+        # Every tensor once: the tied embedding is counted once.
+        unique = {id(p): p.numel() * 4 for p in TinyGPT().parameters()}
+        assert planned.memory.unsharded_bytes == sum(unique.values())
+
+
+def test_conflicting_tied_embedding_is_a_shared_conflict():
+    providers = embedding_provider(embed="S(0)", head="S(1)")
+    for run in (st.check, st.plan):
+        with run(TinyGPT(), MESH, providers=providers) as result:
+            assert not result.ok
+            [d] = [d for d in result.diagnostics if str(d.severity) == "error"]
+            assert (d.code, d.fqn, d.parameter) == ("shared-conflict", "lm_head", "lm_head.weight")
+            assert d.pointer == "/providers/sharding/lm_head/params/weight"
+
+
+def test_overrides_and_native_requests_pass_through():
+    native = [{"match": ["ln_f"], "parallel": None,
+               "sharding": {"params": {"weight": {"tp": "R"}, "bias": {"tp": "R"}},
+                            "in_src": {"input": {}}, "in_dst": {"input": {}}}}]
+    providers = dict(embedding_provider(), native=native)
+    overrides = {"h.0.mlp.c_fc": {"params": {"weight": {"tp": "R"}}, "in_src": {}, "in_dst": {}}}
+    doc = st.export(TinyGPT(), MESH, providers=providers, templates=[TP_TEMPLATE], overrides=overrides)
+    assert list(doc)[-3:] == ["providers", "templates", "overrides"]
+    assert doc["providers"]["native"] == native and doc["overrides"] == overrides
+    with st.plan(TinyGPT(), MESH, providers=providers, templates=[TP_TEMPLATE], overrides=overrides) as r:
+        assert r.ok, r.diagnostics
+        entries = {e.fqn: e.provenance for e in r.plan_entries}
+        assert entries["ln_f"] == "owned:native" and entries["h.0.mlp.c_fc"] == "override"
+    # The arguments are copied, not shared.
+    doc["providers"]["native"].clear()
+    assert native
+
+
+def test_blocks_by_any_path():
+    blocks = {"h.0.attn.c_attn.weight": [8, 1], "lm_head.weight": [1, 16]}
+    doc = st.export(TinyGPT(), MESH, blocks=blocks)
+    assert doc["parameters"]["h.0.attn.c_attn.weight"]["blocks"] == [8, 1]
+    assert doc["parameters"]["wte.weight"]["blocks"] == [1, 16]  # lm_head.weight is wte.weight
+    with pytest.raises(ValueError, match="one parameter with different blocks"):
+        st.export(TinyGPT(), MESH, blocks={"wte.weight": [2, 1], "lm_head.weight": [4, 1]})
+    with pytest.raises(ValueError, match="no submodule 'h.9'"):
+        st.export(TinyGPT(), MESH, blocks={"h.9.attn.c_attn.weight": [8, 1]})
+    with pytest.raises(ValueError, match="names no parameter"):
+        st.export(TinyGPT(), MESH, blocks={"h.0.attn.weight": [8, 1]})
+    # The planner counts units: 48 rows in blocks of 8 (6 units) over tp=4 is uneven.
+    with st.plan(TinyGPT(), "tp=4", templates=[TP_TEMPLATE],
+                 blocks={"h.0.attn.c_attn.weight": [8, 1]}) as r:
+        assert [d.code for d in r.diagnostics if d.code.endswith("-shard")] == ["uneven-shard"]
+        assert r.diagnostics[0].parameter == "h.0.attn.c_attn.weight"
+
+
+def test_mesh_forms():
+    assert st.export(nn.ReLU(), "dp=8, tp=4")["mesh"] == {"dp": 8, "tp": 4}
+    assert list(st.export(nn.ReLU(), {"tp": 4, "dp": 8})["mesh"]) == ["tp", "dp"]
+    assert st.export(nn.ReLU(), [("ep", 2)])["mesh"] == {"ep": 2}
+    for bad in ("dp", "dp=x", "dp=0", "dp=2,dp=2", "=2", ""):
+        with pytest.raises(ValueError):
+            st.export(nn.ReLU(), bad)
+    with pytest.raises(TypeError):
+        st.export(nn.ReLU(), 8)
+    with pytest.raises(TypeError, match="torch.nn.Module"):
+        st.export({"not": "a model"}, MESH)
+
+
+def test_importing_shardplan_does_not_import_torch():
+    code = "import sys, shardplan; print('torch' in sys.modules, 'shardplan.torch' in sys.modules)"
+    run = subprocess.run([sys.executable, "-c", code], env=cli_env(), cwd=TESTS_DIR,
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["False", "False"]
+
+
+# ---------------------------------------------------------------------------
+# The command line
+
+
+def cli_env():
+    env = dict(os.environ, SHARDPLAN_LIBRARY=shardplan.library_path())
+    env["PYTHONPATH"] = os.pathsep.join([str(BINDING_DIR)] + [p for p in [env.get("PYTHONPATH")] if p])
+    return env
+
+
+def cli(*args, cwd=TESTS_DIR):
+    return subprocess.run(
+        ["/usr/bin/python3", "-m", "shardplan.torch", *map(str, args)],
+        cwd=cwd, env=cli_env(), capture_output=True, text=True, timeout=120,
+    )
+
+
+def test_cli_writes_the_document(tmp_path):
+    out = tmp_path / "gpt.json"
+    run = cli("tests_helper_module:factory", "--mesh", MESH, "--out", out)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == f"{out}: 24 modules, 28 parameters\n"
+    expected = st.export(TinyGPT(), MESH, providers=embedding_provider(), templates=[TP_TEMPLATE])
+    assert json.loads(out.read_text()) == expected
+    assert out.read_text() == st.dumps(expected)
+    # {, schema, mesh, parameters: {, one line each, }, root, modules: {, one line each, },
+    # providers, templates, }
+    assert st.dumps(expected).count("\n") == 4 + 28 + 3 + 24 + 4
+
+
+def test_cli_plan_prints_the_plan_summary(tmp_path):
+    out = tmp_path / "gpt.json"
+    run = cli("tests_helper_module:factory", "--mesh", MESH, "--out", out, "--plan")
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("info[unplanned-parameters]: 11 parameters are declared by no plan entry")
+    assert lines[1] == f"  --> {out}"
+    assert lines[2] == f"{out}: ok: 2 owners, 2 owned parameter names, 1 alias"
+    assert re.fullmatch(r"memory per device \(4 devices\): min [\d.]+ KiB, mean [\d.]+ KiB, "
+                        r"max [\d.]+ KiB \(device 0\); unsharded 31.75 KiB", lines[3])
+    assert lines[4] == "collectives: all_reduce@tp x4"
+    assert lines[5] == "plan:"
+    assert lines[6:9] == [
+        "  wte  weight  tp=S(0)  [owned:model]",
+        "  lm_head  (no parameters)  [owned:model]",
+        "  h.0.attn.c_attn  weight  tp=S(-2)  [template:tp:h.*.attn.c_attn]",
+    ]
+    assert len(lines) == 6 + 2 + 16
+    with st.plan(TinyGPT(), MESH, providers=embedding_provider(), templates=[TP_TEMPLATE]) as r:
+        assert run.stdout == st.report(r, str(out))
+
+
+def test_cli_check_conflict_exits_1(tmp_path):
+    out = tmp_path / "bad.json"
+    run = cli("tests_helper_module:factory_conflict", "--out", out, "--check")  # mesh from the extras
+    assert run.returncode == 1, run.stderr
+    assert run.stdout == (
+        "error[shared-conflict]: shared parameter 'lm_head.weight' has conflicting layouts\n"
+        f"  --> {out}:/providers/sharding/lm_head/params/weight\n"
+        f"{out}: 1 error\n"
+    )
+    assert json.loads(out.read_text())["mesh"] == {"dp": 2, "tp": 2}
+
+
+def test_cli_files_replace_the_extras(tmp_path):
+    providers = tmp_path / "providers.json"
+    providers.write_text(json.dumps(embedding_provider()))
+    templates = tmp_path / "templates.json"
+    templates.write_text(json.dumps([TP_TEMPLATE]))
+    blocks = tmp_path / "blocks.json"
+    blocks.write_text(json.dumps({"lm_head.weight": [4, 1]}))
+    out = tmp_path / "doc.json"
+    run = cli("tests_helper_module:factory_conflict", "--mesh", "tp=4", "--providers", providers,
+              "--templates", templates, "--blocks", blocks, "--dtype", "bfloat16", "--out", out, "--check")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.endswith(f"{out}: ok: 2 owners, 2 owned parameter names, 1 alias\n")
+    doc = json.loads(out.read_text())
+    assert doc == st.export(TinyGPT(), "tp=4", providers=embedding_provider(), templates=[TP_TEMPLATE],
+                            blocks={"wte.weight": [4, 1]}, dtype=torch.bfloat16)
+
+
+def test_cli_loads_a_file_path(tmp_path):
+    out = tmp_path / "doc.json"
+    run = cli(TESTS_DIR / "tests_helper_module.py:bare_model", "--mesh", MESH, "--out", out, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(out.read_text()) == st.export(TinyGPT(), MESH)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["tests_helper_module:bare_model", "--out", "x.json"], "no mesh"),
+    (["tests_helper_module:nothing", "--mesh", MESH, "--out", "x.json"], "cannot load"),
+    (["no_such_module:f", "--mesh", MESH, "--out", "x.json"], "No module named 'no_such_module'"),
+    (["tests_helper_module:bare_model", "--mesh", "dp", "--out", "x.json"], "cannot export: mesh"),
+    (["tests_helper_module", "--mesh", MESH, "--out", "x.json"], "expected MODULE:FACTORY"),
+    (["tests_helper_module:bare_model", "--mesh", MESH], "--out"),
+    (["tests_helper_module:bare_model", "--mesh", MESH, "--out", "x.json", "--check", "--plan"], "not allowed"),
+])
+def test_cli_usage_errors_exit_2(monkeypatch, capsys, args, message):
+    monkeypatch.chdir(TESTS_DIR)  # in this process: main() is what python -m shardplan.torch runs
+    try:
+        status = st.main(args)
+    except SystemExit as exit:  # argparse's usage errors
+        status = exit.code
+    assert status == 2
+    assert message in capsys.readouterr().err
+    assert not (TESTS_DIR / "x.json").exists()
+
+
+def test_cli_runs_as_a_module_and_shows_its_usage():
+    run = cli("--help")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("usage: python -m shardplan.torch [-h] [--mesh MESH]")
+    assert "FACTORY() returns the model" in run.stdout
+
+
+# ---------------------------------------------------------------------------
+# docs/pytorch.md
+
+
+def docs_commands():
+    """(command, output shown) of every block of docs/pytorch.md that starts with "$ "."""
+    text = (REPO_ROOT / "docs" / "pytorch.md").read_text()
+    blocks = re.findall(r"```(\w*)\n(.*?)```", text, re.S)
+    return [tuple(body[2:].split("\n", 1)) for _, body in blocks if body.startswith("$ ")]
+
+
+def test_docs_example_is_example_torch_py():
+    text = (REPO_ROOT / "docs" / "pytorch.md").read_text()
+    code = re.search(r"```python\n(import shardplan.torch\n.*?)```", text, re.S).group(1)
+    assert code == (BINDING_DIR / "example_torch.py").read_text()
+    lines = [l for l in code.splitlines() if l and not l.startswith(("import", "from"))]
+    assert len(lines) == 5
+
+
+def test_docs_outputs_are_current(tmp_path):
+    commands = docs_commands()
+    assert len(commands) == 5
+    # "python3" in the docs is the Python running these tests (Debian's, with torch).
+    (tmp_path / "python3").symlink_to(sys.executable)
+    env = dict(cli_env(), PATH=f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
+    for command, shown in commands:  # in order: later ones read what earlier ones wrote
+        run = subprocess.run(["bash", "-c", command], cwd=REPO_ROOT, env=env,
+                             capture_output=True, text=True, timeout=120)
+        assert run.stderr == "", command
+        assert run.stdout == shown, command
