@@ -1,0 +1,197 @@
+"""Meta-Llama-3-8B: the module structure, its sharding plan, and a broken variant.
+
+    /usr/bin/python3 examples/zoo/llama3_8b.py          # writes out/llama3-8b.json and out/llama3-8b-broken.json
+    python3 -m shardplan.torch examples/zoo/llama3_8b.py:build --out /tmp/llama.json --plan
+
+The model is built with torch.nn on the meta device (shapes and dtypes, no
+memory), with the module and parameter names of transformers'
+``LlamaForCausalLM`` (src/transformers/models/llama/modeling_llama.py), so the
+published tensor-parallel plan applies unchanged.
+
+Configuration: https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from types import SimpleNamespace
+
+import torch
+from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import zoo_common as zoo  # noqa: E402
+
+NAME = "llama3-8b"
+
+# meta-llama/Meta-Llama-3-8B config.json (the values that shape parameters).
+CONFIG = SimpleNamespace(
+    architectures=["LlamaForCausalLM"],
+    hidden_size=4096,
+    intermediate_size=14336,
+    num_hidden_layers=32,
+    num_attention_heads=32,
+    num_key_value_heads=8,          # grouped-query attention: 4 query heads per KV head
+    head_dim=4096 // 32,            # not in config.json: hidden_size / num_attention_heads = 128
+    vocab_size=128256,
+    tie_word_embeddings=False,
+    attention_bias=False,           # transformers' default; config.json: "attention_bias": false
+    mlp_bias=False,
+    rms_norm_eps=1e-05,
+    rope_theta=500000.0,
+    max_position_embeddings=8192,
+    torch_dtype="bfloat16",
+)
+
+# transformers' LlamaConfig.base_model_tp_plan (configuration_llama.py), verbatim.
+HF_BASE_MODEL_TP_PLAN = {
+    "layers.*.self_attn.q_proj": "colwise",
+    "layers.*.self_attn.k_proj": "colwise",
+    "layers.*.self_attn.v_proj": "colwise",
+    "layers.*.self_attn.o_proj": "rowwise",
+    "layers.*.mlp.gate_proj": "colwise",
+    "layers.*.mlp.up_proj": "colwise",
+    "layers.*.mlp.down_proj": "rowwise",
+}
+# LlamaForCausalLM._tp_plan = {"lm_head": "colwise_gather_output"} ("colwise_rep" before
+# transformers 5): here the model adapter provides lm_head's layout itself (below).
+
+# The mesh: 4 nodes of 8 GPUs, tensor parallel inside a node.
+MESH = {"dp": 4, "tp": 8}
+# The broken variant's mesh: tensor parallel over 16 devices, more than the 8 KV heads.
+BROKEN_MESH = {"dp": 2, "tp": 16}
+
+
+class LlamaRMSNorm(nn.Module):
+    def __init__(self, hidden_size, eps=1e-6, *, dtype):
+        super().__init__()
+        self.weight = zoo.meta_parameter(hidden_size, dtype=dtype)
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        raise NotImplementedError("structure only: built on the meta device")
+
+
+class LlamaRotaryEmbedding(nn.Module):
+    """No parameters (a non-persistent ``inv_freq`` buffer); kept for the structure."""
+
+    def __init__(self, config):
+        super().__init__()
+        dim = config.head_dim
+        inv_freq = torch.empty(dim // 2, device=zoo.META)
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+    def forward(self, x, position_ids):
+        raise NotImplementedError("structure only: built on the meta device")
+
+
+class LlamaAttention(nn.Module):
+    """Grouped-query attention. Owns its tensor-parallel layout, as fused attention
+    implementations do: q/k/v split by heads, o_proj by input columns."""
+
+    def __init__(self, config, layer_idx, *, dtype, tp_axis="tp"):
+        super().__init__()
+        self.layer_idx = layer_idx
+        self.head_dim = config.head_dim
+        self.tp_axis = tp_axis
+        h, d, bias = config.hidden_size, config.head_dim, config.attention_bias
+        self.q_proj = zoo.linear(h, config.num_attention_heads * d, bias, dtype)
+        self.k_proj = zoo.linear(h, config.num_key_value_heads * d, bias, dtype)
+        self.v_proj = zoo.linear(h, config.num_key_value_heads * d, bias, dtype)
+        self.o_proj = zoo.linear(config.num_attention_heads * d, h, bias, dtype)
+
+    def forward(self, hidden_states, position_embeddings, attention_mask, past_key_values=None,
+                cache_position=None, **kwargs):
+        raise NotImplementedError("structure only: built on the meta device")
+
+    def parallel_module_spec(self):
+        return zoo.attention_family(self.tp_axis, column=("q_proj", "k_proj", "v_proj"), row=("o_proj",))
+
+    def head_blocks(self):
+        # q/k/v rows come in heads of head_dim; o_proj's input columns likewise.
+        d = self.head_dim
+        return {"q_proj.weight": [d, 1], "k_proj.weight": [d, 1], "v_proj.weight": [d, 1],
+                "o_proj.weight": [1, d]}
+
+
+class LlamaMLP(nn.Module):
+    def __init__(self, config, *, dtype):
+        super().__init__()
+        h, i, bias = config.hidden_size, config.intermediate_size, config.mlp_bias
+        self.gate_proj = zoo.linear(h, i, bias, dtype)
+        self.up_proj = zoo.linear(h, i, bias, dtype)
+        self.down_proj = zoo.linear(i, h, bias, dtype)
+
+    def forward(self, x):
+        raise NotImplementedError("structure only: built on the meta device")
+
+
+class LlamaDecoderLayer(nn.Module):
+    def __init__(self, config, layer_idx, *, dtype):
+        super().__init__()
+        self.hidden_size = config.hidden_size
+        self.self_attn = LlamaAttention(config, layer_idx, dtype=dtype)
+        self.mlp = LlamaMLP(config, dtype=dtype)
+        self.input_layernorm = LlamaRMSNorm(config.hidden_size, config.rms_norm_eps, dtype=dtype)
+        self.post_attention_layernorm = LlamaRMSNorm(config.hidden_size, config.rms_norm_eps, dtype=dtype)
+
+    def forward(self, hidden_states, attention_mask=None, position_ids=None, past_key_values=None,
+                use_cache=False, cache_position=None, position_embeddings=None, **kwargs):
+        raise NotImplementedError("structure only: built on the meta device")
+
+
+class LlamaModel(nn.Module):
+    def __init__(self, config, *, dtype):
+        super().__init__()
+        self.embed_tokens = zoo.embedding(config.vocab_size, config.hidden_size, dtype)
+        self.layers = nn.ModuleList(
+            [LlamaDecoderLayer(config, i, dtype=dtype) for i in range(config.num_hidden_layers)]
+        )
+        self.norm = LlamaRMSNorm(config.hidden_size, config.rms_norm_eps, dtype=dtype)
+        self.rotary_emb = LlamaRotaryEmbedding(config)
+
+    def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
+                inputs_embeds=None, use_cache=None, cache_position=None, **kwargs):
+        raise NotImplementedError("structure only: built on the meta device")
+
+
+class LlamaForCausalLM(nn.Module):
+    def __init__(self, config, *, dtype=torch.bfloat16):
+        super().__init__()
+        self.model = LlamaModel(config, dtype=dtype)
+        self.lm_head = zoo.linear(config.hidden_size, config.vocab_size, False, dtype)
+        if config.tie_word_embeddings:
+            self.lm_head.weight = self.model.embed_tokens.weight
+
+    def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
+                inputs_embeds=None, labels=None, use_cache=None, cache_position=None, logits_to_keep=0,
+                **kwargs):
+        raise NotImplementedError("structure only: built on the meta device")
+
+
+def build(broken: bool = False):
+    """(model, export arguments). ``broken``: the mistake below."""
+    model = LlamaForCausalLM(CONFIG, dtype=getattr(torch, CONFIG.torch_dtype))
+    extras = {
+        "mesh": BROKEN_MESH if broken else MESH,
+        # The embedding and the head: the model adapter's providers (vocab-parallel).
+        "providers": zoo.vocab_parallel_providers("tp"),
+        # The published plan; its self_attn rules are left out because every
+        # LlamaAttention owns that layout itself (templates never override it).
+        "templates": [zoo.hf_template("tp", HF_BASE_MODEL_TP_PLAN, drop=("layers.*.self_attn.",))],
+        "blocks": zoo.head_blocks(model),
+    }
+    # Broken: tensor parallel 16 > 8 KV heads. k_proj and v_proj are [1024, 4096] =
+    # 8 heads of 128 rows; over tp=16 half the devices get no KV head: empty-shard,
+    # reported per parameter because of the head-sized blocks (without blocks,
+    # 1024 rows over 16 devices would look fine: 64 rows each, half a head).
+    return model, extras
+
+
+def build_broken():
+    return build(broken=True)
+
+
+if __name__ == "__main__":
+    sys.exit(zoo.main(NAME, build))

@@ -1,0 +1,228 @@
+"""Mixtral-8x7B (mixture of experts): the module structure, its plan, and a broken variant.
+
+    /usr/bin/python3 examples/zoo/mixtral_8x7b.py       # writes out/mixtral-8x7b.json and out/mixtral-8x7b-broken.json
+    python3 -m shardplan.torch examples/zoo/mixtral_8x7b.py:build --out /tmp/mixtral.json --plan
+
+Built with torch.nn on the meta device with the module and parameter names of
+transformers 5's ``MixtralForCausalLM`` (src/transformers/models/mixtral/
+modeling_mixtral.py): each layer's ``mlp`` is a ``MixtralSparseMoeBlock`` with a
+router (``gate``) and the 8 experts as two stacked tensors
+(``experts.gate_up_proj`` [8, 2 x 14336, 4096], ``experts.down_proj``
+[8, 4096, 14336]).
+
+Configuration: https://huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from types import SimpleNamespace
+
+import torch
+from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import zoo_common as zoo  # noqa: E402
+
+NAME = "mixtral-8x7b"
+
+# mistralai/Mixtral-8x7B-v0.1 config.json (the values that shape parameters).
+CONFIG = SimpleNamespace(
+    architectures=["MixtralForCausalLM"],
+    hidden_size=4096,
+    intermediate_size=14336,         # each expert's MLP size
+    num_hidden_layers=32,
+    num_attention_heads=32,
+    num_key_value_heads=8,
+    head_dim=4096 // 32,             # not in config.json: hidden_size / num_attention_heads = 128
+    num_local_experts=8,
+    num_experts_per_tok=2,
+    vocab_size=32000,
+    tie_word_embeddings=False,
+    rms_norm_eps=1e-05,
+    rope_theta=1000000.0,
+    max_position_embeddings=32768,
+    sliding_window=None,
+    torch_dtype="bfloat16",
+)
+
+# transformers 5's MixtralConfig.base_model_tp_plan (configuration_mixtral.py), verbatim.
+HF_BASE_MODEL_TP_PLAN = {
+    "layers.*.self_attn.q_proj": "colwise",
+    "layers.*.self_attn.k_proj": "colwise",
+    "layers.*.self_attn.v_proj": "colwise",
+    "layers.*.self_attn.o_proj": "rowwise",
+    "layers.*.mlp.experts.gate_up_proj": "packed_colwise",
+    "layers.*.mlp.experts.down_proj": "rowwise",
+    "layers.*.mlp.experts": "moe_tp_experts",
+}
+# ... and its base_model_ep_plan, verbatim.
+HF_BASE_MODEL_EP_PLAN = {
+    "layers.*.mlp.gate": "ep_router",
+    "layers.*.mlp.experts.gate_up_proj": "grouped_gemm",
+    "layers.*.mlp.experts.down_proj": "grouped_gemm",
+    "layers.*.mlp.experts": "moe_tp_experts",
+}
+# MixtralForCausalLM._tp_plan = {"lm_head": "colwise_gather_output"}: provided by the
+# model adapter here (zoo.vocab_parallel_providers).
+
+# 2 nodes of 8 GPUs: expert parallel 4 (2 experts each), tensor parallel 2, data parallel 2.
+MESH = {"dp": 2, "ep": 4, "tp": 2}
+
+
+class MixtralRMSNorm(nn.Module):
+    def __init__(self, hidden_size, eps=1e-6, *, dtype):
+        super().__init__()
+        self.weight = zoo.meta_parameter(hidden_size, dtype=dtype)
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        raise NotImplementedError("structure only: built on the meta device")
+
+
+class MixtralRotaryEmbedding(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.register_buffer("inv_freq", torch.empty(config.head_dim // 2, device=zoo.META), persistent=False)
+
+    def forward(self, x, position_ids):
+        raise NotImplementedError("structure only: built on the meta device")
+
+
+class MixtralAttention(nn.Module):
+    """Grouped-query attention (32 query heads, 8 KV heads). Owns its tensor-parallel
+    layout: q/k/v split by heads, o_proj by input columns."""
+
+    def __init__(self, config, layer_idx, *, dtype, tp_axis="tp"):
+        super().__init__()
+        self.layer_idx = layer_idx
+        self.head_dim = config.head_dim
+        self.tp_axis = tp_axis
+        h, d = config.hidden_size, config.head_dim
+        self.q_proj = zoo.linear(h, config.num_attention_heads * d, False, dtype)
+        self.k_proj = zoo.linear(h, config.num_key_value_heads * d, False, dtype)
+        self.v_proj = zoo.linear(h, config.num_key_value_heads * d, False, dtype)
+        self.o_proj = zoo.linear(config.num_attention_heads * d, h, False, dtype)
+
+    def forward(self, hidden_states, position_embeddings, attention_mask, past_key_values=None,
+                cache_position=None, **kwargs):
+        raise NotImplementedError("structure only: built on the meta device")
+
+    def parallel_module_spec(self):
+        return zoo.attention_family(self.tp_axis, column=("q_proj", "k_proj", "v_proj"), row=("o_proj",))
+
+    def head_blocks(self):
+        d = self.head_dim
+        return {"q_proj.weight": [d, 1], "k_proj.weight": [d, 1], "v_proj.weight": [d, 1],
+                "o_proj.weight": [1, d]}
+
+
+class MixtralTopKRouter(nn.Module):
+    def __init__(self, config, *, dtype):
+        super().__init__()
+        self.top_k = config.num_experts_per_tok
+        self.num_experts = config.num_local_experts
+        self.weight = zoo.meta_parameter(config.num_local_experts, config.hidden_size, dtype=dtype)
+
+    def forward(self, hidden_states):
+        raise NotImplementedError("structure only: built on the meta device")
+
+
+class MixtralExperts(nn.Module):
+    """The 8 experts as stacked tensors (gate and up projections fused)."""
+
+    def __init__(self, config, *, dtype):
+        super().__init__()
+        e, h, i = config.num_local_experts, config.hidden_size, config.intermediate_size
+        self.num_experts = e
+        self.gate_up_proj = zoo.meta_parameter(e, 2 * i, h, dtype=dtype)
+        self.down_proj = zoo.meta_parameter(e, h, i, dtype=dtype)
+
+    def forward(self, hidden_states, top_k_index, top_k_weights):
+        raise NotImplementedError("structure only: built on the meta device")
+
+
+class MixtralSparseMoeBlock(nn.Module):
+    def __init__(self, config, *, dtype):
+        super().__init__()
+        self.top_k = config.num_experts_per_tok
+        self.gate = MixtralTopKRouter(config, dtype=dtype)
+        self.experts = MixtralExperts(config, dtype=dtype)
+
+    def forward(self, hidden_states):
+        raise NotImplementedError("structure only: built on the meta device")
+
+
+class MixtralDecoderLayer(nn.Module):
+    def __init__(self, config, layer_idx, *, dtype):
+        super().__init__()
+        self.self_attn = MixtralAttention(config, layer_idx, dtype=dtype)
+        self.mlp = MixtralSparseMoeBlock(config, dtype=dtype)
+        self.input_layernorm = MixtralRMSNorm(config.hidden_size, config.rms_norm_eps, dtype=dtype)
+        self.post_attention_layernorm = MixtralRMSNorm(config.hidden_size, config.rms_norm_eps, dtype=dtype)
+
+    def forward(self, hidden_states, attention_mask=None, position_ids=None, past_key_values=None,
+                use_cache=False, cache_position=None, position_embeddings=None, **kwargs):
+        raise NotImplementedError("structure only: built on the meta device")
+
+
+class MixtralModel(nn.Module):
+    def __init__(self, config, *, dtype):
+        super().__init__()
+        self.embed_tokens = zoo.embedding(config.vocab_size, config.hidden_size, dtype)
+        self.layers = nn.ModuleList(
+            [MixtralDecoderLayer(config, i, dtype=dtype) for i in range(config.num_hidden_layers)]
+        )
+        self.norm = MixtralRMSNorm(config.hidden_size, config.rms_norm_eps, dtype=dtype)
+        self.rotary_emb = MixtralRotaryEmbedding(config)
+
+    def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
+                inputs_embeds=None, use_cache=None, cache_position=None, **kwargs):
+        raise NotImplementedError("structure only: built on the meta device")
+
+
+class MixtralForCausalLM(nn.Module):
+    def __init__(self, config, *, dtype=torch.bfloat16):
+        super().__init__()
+        self.model = MixtralModel(config, dtype=dtype)
+        self.lm_head = zoo.linear(config.hidden_size, config.vocab_size, False, dtype)
+        if config.tie_word_embeddings:
+            self.lm_head.weight = self.model.embed_tokens.weight
+
+    def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
+                inputs_embeds=None, labels=None, use_cache=None, cache_position=None, logits_to_keep=0,
+                **kwargs):
+        raise NotImplementedError("structure only: built on the meta device")
+
+
+def build(broken: bool = False):
+    """(model, export arguments). ``broken``: the mistake below."""
+    config = CONFIG
+    if broken:
+        # Broken: lm_head tied to embed_tokens (a fine-tuning recipe that ties the head to
+        # save memory, tie_word_embeddings=True), while the adapter still gives the two
+        # names different layouts: embed_tokens vocab rows S(0), lm_head row-parallel S(1)
+        # (its hidden columns). One tensor, two placements -> shared-conflict, an error;
+        # planning needs a consistent set of owners, so it stops there.
+        config = SimpleNamespace(**{**vars(CONFIG), "tie_word_embeddings": True})
+    model = MixtralForCausalLM(config, dtype=getattr(torch, config.torch_dtype))
+    extras = {
+        "mesh": MESH,
+        "providers": zoo.vocab_parallel_providers("tp", head_weight="S(1)" if broken else "S(0)"),
+        "templates": [
+            zoo.hf_template("ep", HF_BASE_MODEL_EP_PLAN),
+            # self_attn rules left out: every MixtralAttention owns that layout.
+            zoo.hf_template("tp", HF_BASE_MODEL_TP_PLAN, drop=("layers.*.self_attn.",)),
+        ],
+        "blocks": zoo.head_blocks(model),
+    }
+    return model, extras
+
+
+def build_broken():
+    return build(broken=True)
+
+
+if __name__ == "__main__":
+    sys.exit(zoo.main(NAME, build))

@@ -1,0 +1,268 @@
+"""Qwen3-30B-A3B (mixture of experts): the module structure, its plan, and a broken variant.
+
+    /usr/bin/python3 examples/zoo/qwen3_30b_a3b.py      # writes out/qwen3-30b-a3b.json and out/qwen3-30b-a3b-broken.json
+    python3 -m shardplan.torch examples/zoo/qwen3_30b_a3b.py:build --out /tmp/qwen3.json --plan
+
+Built with torch.nn on the meta device with the module and parameter names of
+transformers 5's ``Qwen3MoeForCausalLM`` (src/transformers/models/qwen3_moe/
+modeling_qwen3_moe.py): every layer's ``mlp`` is a ``Qwen3MoeSparseMoeBlock``
+holding a router (``gate``) and the 128 experts stored as two stacked tensors
+(``experts.gate_up_proj`` [128, 2 x 768, 2048], ``experts.down_proj``
+[128, 2048, 768]), which is what the published tensor- and expert-parallel
+plans below name.
+
+Configuration: https://huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from types import SimpleNamespace
+
+import torch
+from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import zoo_common as zoo  # noqa: E402
+
+NAME = "qwen3-30b-a3b"
+
+# Qwen/Qwen3-30B-A3B config.json (the values that shape parameters).
+CONFIG = SimpleNamespace(
+    architectures=["Qwen3MoeForCausalLM"],
+    hidden_size=2048,
+    intermediate_size=6144,          # dense MLP size: unused, every layer is sparse (below)
+    moe_intermediate_size=768,
+    num_hidden_layers=48,
+    num_attention_heads=32,
+    num_key_value_heads=4,           # only 4 KV heads: tensor parallel beyond 4 splits a head
+    head_dim=128,                    # explicit in config.json (32 x 128 = 4096 != hidden_size)
+    num_experts=128,
+    num_experts_per_tok=8,
+    decoder_sparse_step=1,           # with mlp_only_layers = [], every layer is a MoE layer
+    mlp_only_layers=[],
+    norm_topk_prob=True,
+    vocab_size=151936,
+    tie_word_embeddings=False,
+    attention_bias=False,
+    rms_norm_eps=1e-06,
+    rope_theta=1000000.0,
+    max_position_embeddings=40960,
+    torch_dtype="bfloat16",
+)
+
+# transformers 5's Qwen3MoeConfig.base_model_tp_plan (configuration_qwen3_moe.py), verbatim.
+HF_BASE_MODEL_TP_PLAN = {
+    "layers.*.self_attn.q_proj": "colwise",
+    "layers.*.self_attn.k_proj": "colwise",
+    "layers.*.self_attn.v_proj": "colwise",
+    "layers.*.self_attn.q_norm": "replicated_with_grad_allreduce",
+    "layers.*.self_attn.k_norm": "replicated_with_grad_allreduce",
+    "layers.*.self_attn.o_proj": "rowwise",
+    "layers.*.mlp.experts.gate_up_proj": "packed_colwise",
+    "layers.*.mlp.experts.down_proj": "rowwise",
+    "layers.*.mlp.experts": "moe_tp_experts",
+    "layers.*.mlp.gate_proj": "colwise",
+    "layers.*.mlp.up_proj": "colwise",
+    "layers.*.mlp.down_proj": "rowwise",
+}
+# ... and its base_model_ep_plan, verbatim ("Expert-only EP plan: only shards MoE experts,
+# not attention. [...] This allows EP to scale beyond num_kv_heads (not constrained by 4
+# for Qwen3-30B)").
+HF_BASE_MODEL_EP_PLAN = {
+    "layers.*.mlp.gate": "ep_router",
+    "layers.*.mlp.experts.gate_up_proj": "grouped_gemm",
+    "layers.*.mlp.experts.down_proj": "grouped_gemm",
+    "layers.*.mlp.experts": "moe_tp_experts",
+}
+# Qwen3MoeForCausalLM._tp_plan = {"lm_head": "colwise_gather_output"}: provided by the
+# model adapter here (zoo.vocab_parallel_providers).
+
+# Rules of the published tp plan that name the dense MLP (Qwen3MoeMLP) of layers listed in
+# mlp_only_layers. This checkpoint has none, so they match nothing in this model.
+DENSE_MLP_RULES = ("layers.*.mlp.gate_proj", "layers.*.mlp.up_proj", "layers.*.mlp.down_proj")
+
+# 4 nodes of 8 GPUs: tensor parallel 4 (= the KV heads), expert parallel 4 (32 experts
+# per group), data parallel 2.
+MESH = {"dp": 2, "ep": 4, "tp": 4}
+# The broken variant: tensor parallel over a whole node, 8 > 4 KV heads.
+BROKEN_MESH = {"dp": 2, "ep": 2, "tp": 8}
+
+
+class Qwen3MoeRMSNorm(nn.Module):
+    def __init__(self, hidden_size, eps=1e-6, *, dtype):
+        super().__init__()
+        self.weight = zoo.meta_parameter(hidden_size, dtype=dtype)
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        raise NotImplementedError("structure only: built on the meta device")
+
+
+class Qwen3MoeRotaryEmbedding(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.register_buffer("inv_freq", torch.empty(config.head_dim // 2, device=zoo.META), persistent=False)
+
+    def forward(self, x, position_ids):
+        raise NotImplementedError("structure only: built on the meta device")
+
+
+class Qwen3MoeAttention(nn.Module):
+    """Grouped-query attention with per-head RMSNorm of q and k (q_norm, k_norm over
+    head_dim). Owns its tensor-parallel layout: q/k/v split by heads, o_proj by input
+    columns, the two head norms replicated (transformers: replicated_with_grad_allreduce)."""
+
+    def __init__(self, config, layer_idx, *, dtype, tp_axis="tp"):
+        super().__init__()
+        self.layer_idx = layer_idx
+        self.head_dim = config.head_dim
+        self.tp_axis = tp_axis
+        h, d, bias = config.hidden_size, config.head_dim, config.attention_bias
+        self.q_proj = zoo.linear(h, config.num_attention_heads * d, bias, dtype)
+        self.k_proj = zoo.linear(h, config.num_key_value_heads * d, bias, dtype)
+        self.v_proj = zoo.linear(h, config.num_key_value_heads * d, bias, dtype)
+        self.o_proj = zoo.linear(config.num_attention_heads * d, h, bias, dtype)
+        self.q_norm = Qwen3MoeRMSNorm(d, config.rms_norm_eps, dtype=dtype)
+        self.k_norm = Qwen3MoeRMSNorm(d, config.rms_norm_eps, dtype=dtype)
+
+    def forward(self, hidden_states, position_embeddings, attention_mask, past_key_values=None,
+                cache_position=None, **kwargs):
+        raise NotImplementedError("structure only: built on the meta device")
+
+    def parallel_module_spec(self):
+        return zoo.attention_family(self.tp_axis, column=("q_proj", "k_proj", "v_proj"), row=("o_proj",),
+                                    replicated=("q_norm.weight", "k_norm.weight"))
+
+    def head_blocks(self):
+        d = self.head_dim
+        return {"q_proj.weight": [d, 1], "k_proj.weight": [d, 1], "v_proj.weight": [d, 1],
+                "o_proj.weight": [1, d]}
+
+
+class Qwen3MoeTopKRouter(nn.Module):
+    def __init__(self, config, *, dtype):
+        super().__init__()
+        self.top_k = config.num_experts_per_tok
+        self.num_experts = config.num_experts
+        self.weight = zoo.meta_parameter(config.num_experts, config.hidden_size, dtype=dtype)
+
+    def forward(self, hidden_states):
+        raise NotImplementedError("structure only: built on the meta device")
+
+
+class Qwen3MoeExperts(nn.Module):
+    """The experts as stacked tensors: [experts, 2 x moe_intermediate, hidden] (gate and
+    up fused) and [experts, hidden, moe_intermediate]."""
+
+    def __init__(self, config, *, dtype):
+        super().__init__()
+        e, h, i = config.num_experts, config.hidden_size, config.moe_intermediate_size
+        self.num_experts = e
+        self.gate_up_proj = zoo.meta_parameter(e, 2 * i, h, dtype=dtype)
+        self.down_proj = zoo.meta_parameter(e, h, i, dtype=dtype)
+
+    def forward(self, hidden_states, top_k_index, top_k_weights):
+        raise NotImplementedError("structure only: built on the meta device")
+
+
+class Qwen3MoeSparseMoeBlock(nn.Module):
+    def __init__(self, config, *, dtype):
+        super().__init__()
+        self.gate = Qwen3MoeTopKRouter(config, dtype=dtype)
+        self.experts = Qwen3MoeExperts(config, dtype=dtype)
+
+    def forward(self, hidden_states):
+        raise NotImplementedError("structure only: built on the meta device")
+
+
+class Qwen3MoeMLP(nn.Module):
+    """The dense MLP of the layers in mlp_only_layers (none in this checkpoint)."""
+
+    def __init__(self, config, *, dtype):
+        super().__init__()
+        h, i = config.hidden_size, config.intermediate_size
+        self.gate_proj = zoo.linear(h, i, False, dtype)
+        self.up_proj = zoo.linear(h, i, False, dtype)
+        self.down_proj = zoo.linear(i, h, False, dtype)
+
+    def forward(self, x):
+        raise NotImplementedError("structure only: built on the meta device")
+
+
+class Qwen3MoeDecoderLayer(nn.Module):
+    def __init__(self, config, layer_idx, *, dtype):
+        super().__init__()
+        self.self_attn = Qwen3MoeAttention(config, layer_idx, dtype=dtype)
+        sparse = layer_idx not in config.mlp_only_layers and (
+            config.num_experts > 0 and (layer_idx + 1) % config.decoder_sparse_step == 0
+        )
+        self.mlp = Qwen3MoeSparseMoeBlock(config, dtype=dtype) if sparse else Qwen3MoeMLP(config, dtype=dtype)
+        self.input_layernorm = Qwen3MoeRMSNorm(config.hidden_size, config.rms_norm_eps, dtype=dtype)
+        self.post_attention_layernorm = Qwen3MoeRMSNorm(config.hidden_size, config.rms_norm_eps, dtype=dtype)
+
+    def forward(self, hidden_states, attention_mask=None, position_ids=None, past_key_values=None,
+                use_cache=False, cache_position=None, position_embeddings=None, **kwargs):
+        raise NotImplementedError("structure only: built on the meta device")
+
+
+class Qwen3MoeModel(nn.Module):
+    def __init__(self, config, *, dtype):
+        super().__init__()
+        self.embed_tokens = zoo.embedding(config.vocab_size, config.hidden_size, dtype)
+        self.layers = nn.ModuleList(
+            [Qwen3MoeDecoderLayer(config, i, dtype=dtype) for i in range(config.num_hidden_layers)]
+        )
+        self.norm = Qwen3MoeRMSNorm(config.hidden_size, config.rms_norm_eps, dtype=dtype)
+        self.rotary_emb = Qwen3MoeRotaryEmbedding(config)
+
+    def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
+                inputs_embeds=None, use_cache=None, cache_position=None, **kwargs):
+        raise NotImplementedError("structure only: built on the meta device")
+
+
+class Qwen3MoeForCausalLM(nn.Module):
+    def __init__(self, config, *, dtype=torch.bfloat16):
+        super().__init__()
+        self.model = Qwen3MoeModel(config, dtype=dtype)
+        self.lm_head = zoo.linear(config.hidden_size, config.vocab_size, False, dtype)
+        if config.tie_word_embeddings:
+            self.lm_head.weight = self.model.embed_tokens.weight
+
+    def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
+                inputs_embeds=None, labels=None, use_cache=None, cache_position=None, logits_to_keep=0,
+                **kwargs):
+        raise NotImplementedError("structure only: built on the meta device")
+
+
+def build(broken: bool = False):
+    """(model, export arguments). ``broken``: the two mistakes below."""
+    model = Qwen3MoeForCausalLM(CONFIG, dtype=getattr(torch, CONFIG.torch_dtype))
+    # The attention blocks own their layout, so the tp plan's self_attn rules are left out
+    # (pasted, each would only be template-skipped-owned, once per layer).
+    drop = ["layers.*.self_attn."]
+    if not broken:
+        # ... and so are the dense-MLP rules, which name no module of this checkpoint.
+        drop += DENSE_MLP_RULES
+    # Broken (2 of 2): the dense-MLP rules pasted too -> unused-template-rule, three times.
+    extras = {
+        # Broken (1 of 2): tp=8 > 4 KV heads. k_proj/v_proj are [512, 2048] = 4 heads of
+        # 128 rows; over 8 devices half of them get no KV head -> empty-shard, per layer.
+        "mesh": BROKEN_MESH if broken else MESH,
+        "providers": zoo.vocab_parallel_providers("tp"),
+        "templates": [
+            zoo.hf_template("ep", HF_BASE_MODEL_EP_PLAN),
+            zoo.hf_template("tp", HF_BASE_MODEL_TP_PLAN, drop=drop),
+        ],
+        "blocks": zoo.head_blocks(model),
+    }
+    return model, extras
+
+
+def build_broken():
+    return build(broken=True)
+
+
+if __name__ == "__main__":
+    sys.exit(zoo.main(NAME, build))

@@ -1,0 +1,331 @@
+"""Shared pieces of the model zoo (examples/zoo/*.py).
+
+Each zoo script builds one published model's module STRUCTURE with torch.nn on
+the meta device (no weights, no memory), declares who owns which layout, and
+hands the model to ``shardplan.torch.export``. This module holds what the
+scripts have in common:
+
+- ``layout`` / ``attention_family``: the module-owned layouts (docs/format.md);
+- ``vocab_parallel_providers``: the model adapter's providers for the
+  embedding and the output head;
+- ``hf_template``: a Hugging Face ``base_model_tp_plan`` / ``base_model_ep_plan``
+  turned into a planner template (docs/planning.md), with the styles of older
+  transformers releases mapped onto planner-v1's;
+- ``head_blocks``: the head-sized ``blocks`` every attention module declares;
+- ``main``: the command line every script shares (writes out/<name>.json and
+  out/<name>-broken.json, one line per document with its size and the time).
+
+Nothing here imports shardplan until a document is exported, so the scripts'
+model building can be tried on its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Sequence, Tuple
+
+import torch
+from torch import nn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+OUT = os.path.join(HERE, "out")
+
+META = torch.device("meta")
+
+
+# ---------------------------------------------------------------------------
+# Building on the meta device
+
+
+def linear(in_features: int, out_features: int, bias: bool, dtype: torch.dtype) -> nn.Linear:
+    """An ``nn.Linear`` on the meta device, built without running its
+    initializer (``reset_parameters`` is a no-op on meta tensors anyway, but
+    it is still a few Python calls per module; this keeps the class and the
+    parameters exactly as ``nn.Linear(..., device="meta")`` makes them)."""
+    module = nn.Linear.__new__(nn.Linear)
+    nn.Module.__init__(module)
+    module.in_features = in_features
+    module.out_features = out_features
+    module.weight = nn.Parameter(torch.empty((out_features, in_features), device=META, dtype=dtype))
+    module.register_parameter(
+        "bias", nn.Parameter(torch.empty(out_features, device=META, dtype=dtype)) if bias else None
+    )
+    return module
+
+
+def embedding(num_embeddings: int, embedding_dim: int, dtype: torch.dtype, padding_idx=None) -> nn.Embedding:
+    return nn.Embedding(num_embeddings, embedding_dim, padding_idx=padding_idx, device=META, dtype=dtype)
+
+
+def meta_parameter(*shape: int, dtype: torch.dtype) -> nn.Parameter:
+    return nn.Parameter(torch.empty(shape, device=META, dtype=dtype))
+
+
+def parameter_count(model: nn.Module) -> int:
+    """Distinct parameter tensors' elements (tied weights once)."""
+    return sum(p.numel() for p in model.parameters())  # parameters() yields each tensor once
+
+
+# ---------------------------------------------------------------------------
+# Layouts (docs/format.md, "Layouts")
+
+
+def layout(
+    params: Mapping[str, Mapping[str, str]],
+    inputs: Mapping[str, Tuple[Mapping[str, str], Mapping[str, str]]] = (),
+    outputs: Mapping[str, Tuple[Mapping[str, str], Mapping[str, str]]] = (),
+) -> Dict[str, Any]:
+    """A module sharding spec: ``params`` {local name: placements}, ``inputs`` and
+    ``outputs`` {name: (source placements, destination placements)}."""
+    out: Dict[str, Any] = {
+        "params": {k: dict(v) for k, v in params.items()},
+        "in_src": {k: dict(v[0]) for k, v in dict(inputs).items()},
+        "in_dst": {k: dict(v[1]) for k, v in dict(inputs).items()},
+    }
+    outputs = dict(outputs)
+    if outputs:
+        out["out_src"] = {k: dict(v[0]) for k, v in outputs.items()}
+        out["out_dst"] = {k: dict(v[1]) for k, v in outputs.items()}
+    return out
+
+
+def attention_family(
+    axis: str,
+    column: Sequence[str],
+    row: Sequence[str],
+    replicated: Sequence[str] = (),
+) -> Dict[str, Any]:
+    """``parallel_module_spec()`` of a tensor-parallel attention block that owns
+    its layout (as fused attention kernels do: Megatron's ``SelfAttention``,
+    vLLM's ``QKVParallelLinear`` + ``RowParallelLinear``): ``column`` projections
+    split by output rows (heads) ``S(0)``, ``row`` projections by input columns
+    ``S(1)``, ``replicated`` parameters whole on every device. The input arrives
+    replicated; the output leaves as a partial sum and is all-reduced."""
+    params: Dict[str, Dict[str, str]] = {}
+    for name in column:
+        params[f"{name}.weight"] = {axis: "S(0)"}
+    for name in row:
+        params[f"{name}.weight"] = {axis: "S(1)"}
+    for name in replicated:
+        params[name] = {axis: "R"}
+    sharding = layout(
+        params,
+        inputs={"hidden_states": ({axis: "R"}, {axis: "R"})},
+        outputs={"attn_output": ({axis: "P"}, {axis: "R"})},
+    )
+    return {
+        "parallel": {"binding_kind": "tp", "axes": [axis]},
+        "family": {"parallel": True, "cached": None, "sharding": sharding},
+    }
+
+
+def vocab_parallel_providers(
+    axis: str,
+    embed_fqn: str = "model.embed_tokens",
+    head_fqn: str = "lm_head",
+    head_weight: str = "S(0)",
+) -> Dict[str, Any]:
+    """The model adapter's providers for the embedding and the output head.
+
+    embed_tokens is vocab-parallel (transformers' ``embedding_rowwise``: rows of
+    the ``[vocab, hidden]`` table split, output a partial sum that is reduced);
+    lm_head is ``colwise_gather_output`` (transformers' ``_tp_plan`` for every
+    *ForCausalLM: vocab rows split, logits gathered). ``head_weight`` other than
+    ``S(0)`` is how the broken variants misplace a tied head."""
+    embed = layout(
+        {"weight": {axis: "S(0)"}},
+        inputs={"input": ({axis: "R"}, {axis: "R"})},
+        outputs={"output": ({axis: "P"}, {axis: "R"})},
+    )
+    if head_weight == "S(0)":
+        head = layout(
+            {"weight": {axis: "S(0)"}},
+            inputs={"input": ({axis: "R"}, {axis: "R"})},
+            outputs={"output": ({axis: "S(-1)"}, {axis: "R"})},
+        )
+    else:  # row-parallel (transformers' "rowwise" on a Linear): hidden columns split
+        head = layout(
+            {"weight": {axis: head_weight}},
+            inputs={"input": ({axis: "S(-1)"}, {axis: "S(-1)"})},
+            outputs={"output": ({axis: "P"}, {axis: "R"})},
+        )
+    return {"sharding": {embed_fqn: embed, head_fqn: head}}
+
+
+# ---------------------------------------------------------------------------
+# Hugging Face plans as planner templates (docs/planning.md)
+
+#: Styles of earlier transformers releases that planner-v1 does not know,
+#: mapped to the closest style it does. transformers 5's current plans (the
+#: ones the zoo uses for its good documents) need none of these.
+STYLE_MAP = {
+    # transformers <= 4.5x spelled colwise_gather_output "colwise_rep": identical.
+    "colwise_rep": "colwise_gather_output",
+    # local_colwise / local_rowwise: the same weight split as colwise / rowwise, but
+    # the activations are plain local tensors (no DTensor, no automatic all-reduce).
+    # Closest: colwise / rowwise (planner-v1 then counts rowwise's all-reduce).
+    "local_colwise": "colwise",
+    "local_rowwise": "rowwise",
+    "local_packed_rowwise": "rowwise",
+    # local: IsolatedParallel, a wrapper that owns no weight split of its own and
+    # keeps its expert's computation local. Closest: replicate (weights whole).
+    "local": "replicate",
+    # gather: GatherParallel, all-reduces the module's output once (the MoE block's
+    # "only moment where results are gathered"). Closest: moe_tp_experts, whose
+    # ports are exactly in R -> R, out P -> R and which places no weight.
+    "gather": "moe_tp_experts",
+    # rowwise_rep / isolated: older spellings.
+    "rowwise_rep": "rowwise",
+    "isolated": "replicate",
+}
+
+#: The styles planner-v1 knows (docs/planning.md section 3).
+PLANNER_STYLES = frozenset(
+    """colwise colwise_gather_output rowwise rowwise_split_input embedding_rowwise embedding_colwise
+    packed_colwise replicate replicated_with_grad_allreduce sequence_parallel grouped_gemm ep_router
+    moe_tp_experts""".split()
+)
+
+
+def hf_template(
+    axis: str,
+    plan: Mapping[str, str],
+    prefix: str = "model",
+    drop: Iterable[str] = (),
+) -> Dict[str, Any]:
+    """A template from a transformers plan (pattern -> style), keys unchanged.
+
+    ``prefix`` is where the base model sits (``model`` in every *ForCausalLM);
+    ``drop`` lists key prefixes left out because a module owns that layout
+    (templates never override owned layouts: pasted unchanged they would only
+    produce one ``template-skipped-owned`` warning per layer); styles in
+    ``STYLE_MAP`` are mapped."""
+    drop = tuple(drop)
+    rules = {}
+    for key, style in plan.items():
+        if drop and key.startswith(drop):
+            continue
+        style = STYLE_MAP.get(style, style)
+        if style not in PLANNER_STYLES:
+            raise ValueError(f"style {style!r} of {key!r} is not a planner-v1 style; add it to STYLE_MAP")
+        rules[key] = style
+    out: Dict[str, Any] = {"axis": axis}
+    if prefix:
+        out["prefix"] = prefix
+    out["rules"] = rules
+    return out
+
+
+def head_blocks(model: nn.Module) -> Dict[str, List[int]]:
+    """``blocks`` for the document: every module with a ``head_blocks()`` method
+    (the attention blocks) names its parameters' head-sized units."""
+    blocks: Dict[str, List[int]] = {}
+    for path, module in model.named_modules():
+        method = getattr(type(module), "head_blocks", None)
+        if method is None:
+            continue
+        for local, units in module.head_blocks().items():
+            blocks[f"{path}.{local}" if path else local] = list(units)
+    return blocks
+
+
+# ---------------------------------------------------------------------------
+# The command line every zoo script shares
+
+
+def _import_exporter():
+    try:
+        import shardplan.torch as exporter  # noqa: F401
+    except ImportError as first:
+        sys.path.insert(0, os.path.join(REPO, "bindings", "python"))
+        try:
+            import shardplan.torch as exporter  # noqa: F811
+        except ImportError:
+            raise first from None
+    return exporter
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 2**10:.0f} KiB"
+
+
+def main(name: str, build: Callable[..., Tuple[nn.Module, Dict[str, Any]]], argv=None) -> int:
+    """Builds ``name``'s good and broken documents into examples/zoo/out/.
+
+    Prints one line per document: path, size, modules, parameters, total
+    parameter count, and the time to build the model and to export it.
+    ``--plan`` also plans each document with the library and prints the
+    summary (``shardplan.torch.report``, the diagnostics folded)."""
+    parser = argparse.ArgumentParser(description=f"Writes out/{name}.json and out/{name}-broken.json.")
+    parser.add_argument("--out-dir", default=OUT, help="where to write (default: examples/zoo/out)")
+    parser.add_argument("--only", choices=("good", "broken"), help="write just one of the two")
+    parser.add_argument("--plan", action="store_true", help="also plan each document and print a summary")
+    args = parser.parse_args(argv)
+    exporter = _import_exporter()
+    os.makedirs(args.out_dir, exist_ok=True)
+    status = 0
+    for broken in (False, True):
+        if args.only and args.only != ("broken" if broken else "good"):
+            continue
+        path = os.path.join(args.out_dir, f"{name}{'-broken' if broken else ''}.json")
+        t0 = time.perf_counter()
+        model, extras = build(broken=broken)
+        t1 = time.perf_counter()
+        extras = dict(extras)
+        mesh = extras.pop("mesh")
+        doc = exporter.export(model, mesh, **extras)
+        text = exporter.dumps(doc)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        t2 = time.perf_counter()
+        rel = os.path.relpath(path, os.getcwd())
+        rel = path if rel.startswith("..") else rel
+        mesh_text = ",".join(f"{k}={v}" for k, v in doc["mesh"].items())
+        print(
+            f"{rel}: {_mib(len(text.encode()))}, {len(doc['modules'])} modules, "
+            f"{len(doc['parameters'])} parameters ({parameter_count(model) / 1e9:.2f}B), mesh {mesh_text}; "
+            f"built in {t1 - t0:.2f} s, exported in {t2 - t1:.2f} s",
+            flush=True,
+        )
+        if args.plan:
+            import shardplan
+
+            with shardplan.plan(text) as result:
+                codes: Dict[str, int] = {}
+                for d in result.diagnostics:
+                    key = f"{d.severity}[{d.code}]"
+                    codes[key] = codes.get(key, 0) + 1
+                m = result.memory
+                print(
+                    f"  plan: {'ok' if result.ok else 'errors'}; "
+                    + (", ".join(f"{k} x{v}" for k, v in codes.items()) or "no diagnostics")
+                    + (f"; max {m.max_bytes / 2**30:.2f} GiB per device of {m.devices}" if m else "")
+                )
+                status = max(status, 0 if result.ok or broken else 1)
+    return status
+
+
+#: The zoo's scripts, in the order build_all.sh runs them: (script module, document name).
+MODELS = (
+    ("llama3_8b", "llama3-8b"),
+    ("qwen3_30b_a3b", "qwen3-30b-a3b"),
+    ("mixtral_8x7b", "mixtral-8x7b"),
+    ("deepseek_v3", "deepseek-v3"),
+)
+
+
+def build_all(argv=None) -> int:
+    """Every script's ``main`` in one process (torch is imported once)."""
+    import importlib
+
+    if HERE not in sys.path:
+        sys.path.insert(0, HERE)
+    status = 0
+    for module_name, name in MODELS:
+        module = importlib.import_module(module_name)
+        status = max(status, main(name, module.build, argv))
+    return status
