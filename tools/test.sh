@@ -3,7 +3,8 @@
 # under AddressSanitizer, under UndefinedBehaviorSanitizer, and with the
 # serial (no oneTBB) engine that the WebAssembly build uses; then, against
 # the plain libshardplan.so, the Rust, Go and Python bindings' own test
-# runners, the WebAssembly module and page (Node and Chromium) and the
+# runners (the Python one with the PyTorch exporter), the model zoo, the
+# WebAssembly module and page (Node and Chromium) and the
 # downstream Bazel workspace (examples/downstream). Prints
 # each runner's summary and closing "bazel: N passed, N failed" and
 # "suites: N passed, N failed" lines.
@@ -63,6 +64,8 @@ if [[ -f "${lib_dir}/libshardplan.so" ]]; then
   suite go env SHARDPLAN_LIB_DIR="${lib_dir}" sh bindings/go/test.sh
   suite python env SHARDPLAN_LIBRARY="${lib_dir}/libshardplan.so" \
     /usr/bin/python3 -m pytest -q bindings/python/tests
+  suite zoo env SHARDPLAN_LIBRARY="${lib_dir}/libshardplan.so" \
+    /usr/bin/python3 -m pytest -q examples/zoo/test_zoo.py
 else
   echo "=== bindings: libshardplan.so did not build"
   suites_failed=$((suites_failed + 1))
