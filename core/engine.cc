@@ -83,8 +83,13 @@ Result PlanDocument(std::unique_ptr<Document> parsed) {
     const std::vector<Owner*> entries = o.owners.InOrder();
     BuiltPlan plan = BuildPlan(doc, *tree, {entries.begin(), entries.end()}, sink);
     // A template conflict keeps the first placement: the rest of the plan is
-    // still checked, so every problem is reported at once.
-    ValidatePlan(*tree, o.owners, o.claims, plan.entries, sink);
+    // still checked, so every problem is reported at once. As for a
+    // document's plan, the plan checks need an owner (spec section 6).
+    if (entries.empty()) {
+      ReportUnknownModules(*tree, plan.entries, sink);
+    } else {
+      ValidatePlan(*tree, o.owners, o.claims, plan.entries, sink);
+    }
     CheckShapes(doc, DeclarationsOf(*tree, plan.entries, &plan.provenance, plan.packed),
                 /*out_of_range_is_error=*/true, sink);
     ReportUnplanned(*tree, plan.entries, sink);

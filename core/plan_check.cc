@@ -37,7 +37,24 @@ bool SameAsCached(const Layout& plan, const Layout& cached) {
          plan.out_names == cached.out_names;
 }
 
+// The path of a plan entry's module, or kNoPath after reporting
+// unknown-module.
+PathId ResolveEntry(const ModuleTree& tree, const FqnLayout& entry, DiagnosticSink& sink) {
+  const std::string_view fqn = tree.doc().Name(entry.fqn);
+  const PathId path = tree.Resolve(fqn);
+  if (path == kNoPath) {
+    Diagnostic& d = sink.Error("unknown-module", msg::UnknownModule(fqn));
+    d.fqn = std::string(fqn);
+    d.pointer = entry.layout.pointer;
+  }
+  return path;
+}
+
 }  // namespace
+
+void ReportUnknownModules(const ModuleTree& tree, const std::vector<FqnLayout>& plan, DiagnosticSink& sink) {
+  for (const FqnLayout& entry : plan) ResolveEntry(tree, entry, sink);
+}
 
 void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& claims,
                   const std::vector<FqnLayout>& plan, DiagnosticSink& sink) {
@@ -50,13 +67,8 @@ void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& cl
   for (uint32_t i = 0; i < plan.size(); ++i) {
     const FqnLayout& entry = plan[i];
     const std::string_view fqn = doc.Name(entry.fqn);
-    const PathId path = tree.Resolve(fqn);
-    if (path == kNoPath) {
-      Diagnostic& d = sink.Error("unknown-module", msg::UnknownModule(fqn));
-      d.fqn = std::string(fqn);
-      d.pointer = entry.layout.pointer;
-      continue;
-    }
+    const PathId path = ResolveEntry(tree, entry, sink);
+    if (path == kNoPath) continue;
     const Module& module = doc.modules[tree.module(path)];
     for (const PlacementEntry& p : *entry.layout.params) {
       const std::string_view local = doc.Name(p.name);

@@ -23,6 +23,11 @@ namespace shardplan {
 void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& claims,
                   const std::vector<FqnLayout>& plan, DiagnosticSink& sink);
 
+// Only the first check, unknown-module, for every entry in order: what a
+// plan made without owners gets (section 6 needs an owner; an override of no
+// module is still an error, planner-v1 section 3).
+void ReportUnknownModules(const ModuleTree& tree, const std::vector<FqnLayout>& plan, DiagnosticSink& sink);
+
 }  // namespace shardplan
 
 #endif  // SHARDPLAN_CORE_PLAN_CHECK_H_

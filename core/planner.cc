@@ -60,45 +60,39 @@ class TemplatePlanner {
       : doc_(doc), tree_(tree), sink_(sink), output_(doc.names.Intern("output")),
         weight_(doc.names.Intern("weight")), bias_(doc.names.Intern("bias")) {}
 
-  // Marks the paths inside some owner's subtree (owners are module
-  // identities: every path of an owning module counts).
+  // Marks the paths inside some owner's subtree. Subtrees are sets of module
+  // identities (the spec's modules(M)): a module an owner contains is
+  // inside it at every path where it appears, even outside the owner.
   void MarkOwned(const std::vector<const Owner*>& owners) {
-    owned_.assign(tree_.size(), false);
-    std::vector<bool> owning(doc_.modules.size(), false);
-    for (const Owner* o : owners) owning[o->module] = true;
-    for (PathId p = 0; p < tree_.size(); ++p) {
-      owned_[p] = owning[tree_.module(p)] || (p != 0 && owned_[tree_.parent(p)]);
+    std::vector<bool> inside(doc_.modules.size(), false);
+    for (const Owner* o : owners) {
+      for (PathId q = o->path; q < tree_.end(o->path); ++q) inside[tree_.module(q)] = true;
     }
+    owned_.assign(tree_.size(), false);
+    for (PathId p = 0; p < tree_.size(); ++p) owned_[p] = inside[tree_.module(p)];
   }
 
   void Apply(const Template& t, const TemplateRule& rule) {
     const TemplatePattern pattern(t.prefix, rule.pattern);
-    const std::string provenance = absl::StrCat("template:", doc_.Name(t.axis), ":", rule.pattern);
     bool matched = false;
     for (PathId p = 0; p < tree_.size(); ++p) {
       if (!pattern.Matches(tree_.fqn(p))) continue;
       matched = true;
       if (Skipped(p, rule, tree_.fqn(p))) continue;
       const Module& module = doc_.modules[tree_.module(p)];
-      const StylePlacements style = PlacementsOf(rule.style, module.type != kNoName && doc_.Name(module.type) == "Embedding");
-      Entry& entry = EntryFor(p, rule, provenance);
+      const StylePlacements style = PlacementsOf(rule.style, IsEmbedding(module));
+      Entry& entry = EntryFor(p, t, rule);
       for (const auto& [name, slot] : module.params) {
-        const bool weight = name == weight_ && style.weight;
-        const bool bias = name == bias_ && style.bias;
-        if (!weight && !bias) continue;
-        const Placement& placement = weight ? *style.weight : *style.bias;
-        Place(entry, p, rule, name, placement, t.axis);
-        if (rule.style == Style::kPackedColwise) entry.packed.emplace_back(name, placement.dim);
+        if (name == weight_ && style.weight) Place(entry, p, t, rule, name, *style.weight);
+        if (name == bias_ && style.bias) Place(entry, p, t, rule, name, *style.bias);
       }
       if (style.in && module.first_input != kNoName) {
-        PlacePort(p, rule, "in_src", *entry.layout.in_src, module.first_input, style.in->first, t.axis);
-        PlacePort(p, rule, "in_dst", *entry.layout.in_dst, module.first_input, style.in->second, t.axis);
+        PlacePort(p, t, rule, "in", *entry.layout.in_src, *entry.layout.in_dst, module.first_input, *style.in);
       }
       if (style.out) {
         if (!entry.layout.out_src) entry.layout.out_src.emplace();
         if (!entry.layout.out_dst) entry.layout.out_dst.emplace();
-        PlacePort(p, rule, "out_src", *entry.layout.out_src, output_, style.out->first, t.axis);
-        PlacePort(p, rule, "out_dst", *entry.layout.out_dst, output_, style.out->second, t.axis);
+        PlacePort(p, t, rule, "out", *entry.layout.out_src, *entry.layout.out_dst, output_, *style.out);
       }
     }
     for (PathId p = 0; p < tree_.size(); ++p) {
@@ -107,9 +101,11 @@ class TemplatePlanner {
         if (!pattern.MatchesParameter(tree_.fqn(p), doc_.Name(name))) continue;
         matched = true;
         if (Skipped(p, rule, tree_.FullName({p, name}))) continue;
-        const std::optional<Placement> weight = PlacementsOf(rule.style, false).weight;
+        // The registering module's kind picks the style's variant, as for a
+        // module match.
+        const std::optional<Placement> weight = PlacementsOf(rule.style, IsEmbedding(module)).weight;
         if (!weight) continue;
-        Place(EntryFor(p, rule, provenance), p, rule, name, *weight, t.axis);
+        Place(EntryFor(p, t, rule), p, t, rule, name, *weight);
       }
     }
     if (!matched) {
@@ -134,9 +130,14 @@ class TemplatePlanner {
   struct Entry {
     PathId path;
     Layout layout;
-    std::vector<std::string> provenance;
+    std::vector<std::string> provenance;              // one per contributing rule
+    std::vector<const TemplateRule*> rules;           // those rules
     std::vector<std::pair<NameId, int32_t>> packed;  // packed_colwise parameters and their fused dim
   };
+
+  bool IsEmbedding(const Module& module) const {
+    return module.type != kNoName && doc_.Name(module.type) == "Embedding";
+  }
 
   bool Skipped(PathId p, const TemplateRule& rule, std::string_view what) {
     if (!owned_[p]) return false;
@@ -149,28 +150,31 @@ class TemplatePlanner {
     return true;
   }
 
-  Entry& EntryFor(PathId p, const TemplateRule& rule, const std::string& provenance) {
+  Entry& EntryFor(PathId p, const Template& t, const TemplateRule& rule) {
     auto [it, added] = index_.try_emplace(p, entries_.size());
     if (added) {
-      Entry& e = entries_.emplace_back(Entry{p, {}, {}, {}});
+      Entry& e = entries_.emplace_back(Entry{p, {}, {}, {}, {}});
       e.layout.params.emplace();
       e.layout.in_src.emplace();
       e.layout.in_dst.emplace();
       e.layout.pointer = rule.pointer;
     }
     Entry& e = entries_[it->second];
-    if (e.provenance.empty() || e.provenance.back() != provenance) e.provenance.push_back(provenance);
+    if (std::find(e.rules.begin(), e.rules.end(), &rule) == e.rules.end()) {
+      e.rules.push_back(&rule);
+      e.provenance.push_back(absl::StrCat("template:", doc_.Name(t.axis), ":", rule.pattern));
+    }
     return e;
   }
 
-  // Sets `name`'s placement on `axis` in `map`, or reports the conflict.
-  bool Set(PlacementMap& map, NameId name, NameId axis, const Placement& placement) {
-    PlacementEntry& e = EntryNamed(map, name);
-    for (const AxisPlacement& a : e.placements) {
-      if (a.axis == axis) return false;
+  static bool Placed(const PlacementMap& map, NameId name, NameId axis) {
+    for (const PlacementEntry& e : map) {
+      if (e.name != name) continue;
+      for (const AxisPlacement& a : e.placements) {
+        if (a.axis == axis) return true;
+      }
     }
-    e.placements.push_back({axis, placement});
-    return true;
+    return false;
   }
 
   void Conflict(PathId p, const TemplateRule& rule, std::string what, NameId axis) {
@@ -181,18 +185,29 @@ class TemplatePlanner {
     d.pointer = rule.pointer;
   }
 
-  void Place(Entry& entry, PathId p, const TemplateRule& rule, NameId name, const Placement& placement,
-             NameId axis) {
-    if (!Set(*entry.layout.params, name, axis, placement)) {
-      Conflict(p, rule, absl::StrCat("parameter ", PyRepr(tree_.FullName({p, name}))), axis);
+  // Places parameter `name` on the template's axis, or reports a conflict
+  // (the first placement stays). A packed_colwise placement records its
+  // fused dim for the shape checks.
+  void Place(Entry& entry, PathId p, const Template& t, const TemplateRule& rule, NameId name,
+             const Placement& placement) {
+    if (Placed(*entry.layout.params, name, t.axis)) {
+      Conflict(p, rule, absl::StrCat("parameter ", PyRepr(tree_.FullName({p, name}))), t.axis);
+      return;
     }
+    EntryNamed(*entry.layout.params, name).placements.push_back({t.axis, placement});
+    if (rule.style == Style::kPackedColwise) entry.packed.emplace_back(name, placement.dim);
   }
 
-  void PlacePort(PathId p, const TemplateRule& rule, std::string_view port, PlacementMap& map, NameId name,
-                 const Placement& placement, NameId axis) {
-    if (!Set(map, name, axis, placement)) {
-      Conflict(p, rule, absl::StrCat(port, " ", PyRepr(doc_.Name(name)), " of ", PyRepr(tree_.fqn(p))), axis);
+  // Places a port (`kind` "in" or "out": source and destination together)
+  // on the template's axis, or reports one conflict for it.
+  void PlacePort(PathId p, const Template& t, const TemplateRule& rule, std::string_view kind, PlacementMap& src,
+                 PlacementMap& dst, NameId name, const StylePlacements::Transition& transition) {
+    if (Placed(src, name, t.axis) || Placed(dst, name, t.axis)) {
+      Conflict(p, rule, absl::StrCat("port ", kind, ":", doc_.Name(name), " of ", PyRepr(tree_.fqn(p))), t.axis);
+      return;
     }
+    EntryNamed(src, name).placements.push_back({t.axis, transition.first});
+    EntryNamed(dst, name).placements.push_back({t.axis, transition.second});
   }
 
   Document& doc_;

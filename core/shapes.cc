@@ -151,7 +151,9 @@ void CheckOne(const Document& doc, const absl::flat_hash_map<NameId, size_t>& ax
     const std::string dim_text = DimText(d, units, block, static_cast<int64_t>(fused));
     const std::string devices = DevicesText(doc, shards, axes);
     const std::string split = fused > 1 ? "each part is split over " : "is split over ";
-    if (units < needed) {
+    // Devices hold nothing only with fewer units than shards; fused parts
+    // that do not split evenly are uneven (planner-v1 section 2).
+    if (units < shards) {
       report("empty-shard", Severity::kWarning,
              absl::StrCat("parameter ", PyRepr(full_name), " ", dim_text, " but ", split, devices,
                           ": some devices hold nothing"));

@@ -242,6 +242,7 @@ TEST(EngineTest, PlanningAParsedDocumentEqualsPlanningItsText) {
 
 TEST(EngineTest, PlanReportsEveryProblemAtOnce) {
   // A template conflict, an override of no module and an uneven shard.
+  // Without an owner the rest of the plan checks do not run (spec section 6).
   absl::StatusOr<Result> r = Plan(R"J({"schema": "shardplan.v1", "mesh": {"tp": 4},
     "parameters": {"w": {"shape": [10, 4]}}, "root": "m",
     "modules": {"m": {"children": {"lin": "l"}}, "l": {"type": "Linear", "forward": ["x"], "params": {"weight": "w"}}},

@@ -129,11 +129,12 @@ TEST(PlannerTest, ConflictsUnusedRulesAndOverrides) {
       {"axis": "tp", "rules": {"lm_head": "rowwise"}}],
     "overrides": {"lm_head": {"params": {"weight": {"tp": "R"}}, "in_src": {}, "in_dst": {}},
                   "layers.0.mlp.down_proj": {"params": {}, "in_src": {}, "in_dst": {}}})J");
-  // rowwise over colwise on lm_head: the weight and all four ports conflict.
+  // rowwise over colwise on lm_head: the weight and both ports (each a
+  // source -> destination pair) conflict.
   EXPECT_EQ(p.Codes(), (std::vector<std::string>{"warning:unused-template-rule", "error:template-conflict",
                                                  "error:template-conflict", "error:template-conflict",
-                                                 "error:template-conflict", "error:template-conflict",
                                                  "info:unplanned-parameters"}));
+  EXPECT_EQ(p.diagnostics[2].message, "templates place port in:input of 'lm_head' twice on axis 'tp' (rule 'lm_head')");
   EXPECT_EQ(p.diagnostics[0].pointer, "/templates/0/rules/nothing.here");
   EXPECT_EQ(p.diagnostics[1].message, "templates place parameter 'lm_head.weight' twice on axis 'tp' (rule 'lm_head')");
   // Overrides replace the entry whole (provenance too) or are appended.

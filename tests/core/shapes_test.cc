@@ -233,14 +233,24 @@ TEST(ShapesTest, FusedPartsMustEachSplitEvenly) {
   ParamDeclaration& even = plan.Declare(plan.Param(std::vector<int64_t>{16}), "mlp", "gate_up.bias", {{"tp", "S(-1)"}});
   even.fused_parts = 2;
   even.fused_dim = -1;
-  ParamDeclaration& empty = plan.Declare(plan.Param(std::vector<int64_t>{6}), "mlp", "small.bias", {{"tp", "S(0)"}});
+  // 6 rows over 4 devices leave none empty, but the halves of 3 do not
+  // split: uneven (planner-v1: "must divide by 2 x the axis size, else
+  // uneven-shard"), not empty.
+  ParamDeclaration& small = plan.Declare(plan.Param(std::vector<int64_t>{6}), "mlp", "small.bias", {{"tp", "S(0)"}});
+  small.fused_parts = 2;
+  small.fused_dim = 0;
+  // 2 rows over 4 devices: some hold nothing.
+  ParamDeclaration& empty = plan.Declare(plan.Param(std::vector<int64_t>{2}), "mlp", "tiny.bias", {{"tp", "S(0)"}});
   empty.fused_parts = 2;
   empty.fused_dim = 0;
   EXPECT_EQ(plan.Findings(),
             (Findings{"uneven-shard|warning|parameter 'mlp.gate_up.weight' dim 0 has size 12 (2 fused parts) and "
                       "each part is split over 4 devices (tp=4): 12 is not a multiple of 2 x 4 = 8; shard counts "
                       "below 4 that divide it evenly: 2, 3",
-                      "empty-shard|warning|parameter 'mlp.small.bias' dim 0 has size 6 (2 fused parts) but each part "
+                      "uneven-shard|warning|parameter 'mlp.small.bias' dim 0 has size 6 (2 fused parts) and each part "
+                      "is split over 4 devices (tp=4): 6 is not a multiple of 2 x 4 = 8; shard counts below 4 that "
+                      "divide it evenly: 3",
+                      "empty-shard|warning|parameter 'mlp.tiny.bias' dim 0 has size 2 (2 fused parts) but each part "
                       "is split over 4 devices (tp=4): some devices hold nothing"}));
 }
 
