@@ -8,7 +8,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
-#include "core/messages.h"
 #include "core/parse.h"
 #include "core/pyrepr.h"
 #include "core/styles.h"
