@@ -240,8 +240,9 @@ int Run(bool plan, const std::vector<std::string>& args) {
       status = 2;
       continue;
     }
+    // The text is handed over: the engine frees it once parsed.
     absl::StatusOr<shardplan::Result> result =
-        plan ? shardplan::Plan(text, options) : shardplan::Check(text, options);
+        plan ? shardplan::PlanText(std::move(text), options) : shardplan::CheckText(std::move(text), options);
     if (!result.ok()) {
       std::cerr << "shardplan: " << result.status().message() << "\n";
       status = 2;

@@ -112,37 +112,44 @@ absl::Status ValidateThreads(int threads) {
 
 }  // namespace
 
-absl::StatusOr<Result> Check(std::string_view json, const CheckOptions& options) {
+namespace {
+
+// Check (plan false) or Plan of `json`; `owner`, when given, holds the text
+// and is freed as soon as the document is parsed.
+absl::StatusOr<Result> Run(std::string_view json, const CheckOptions& options, bool plan, std::string* owner) {
   if (options.limits.max_paths == 0 || options.limits.max_fqn_bytes == 0 || options.limits.max_json_depth < 1) {
     return absl::InvalidArgumentError("limits must be positive");
   }
   if (absl::Status s = ValidateThreads(options.threads); !s.ok()) return s;
   return WithThreads(options.threads, [&]() -> Result {
     ParsedDocument parsed = ParseDocument(json, options.limits);
+    if (owner != nullptr) std::string().swap(*owner);
     if (parsed.error) {
       Result result;
       result.diagnostics.push_back(std::move(*parsed.error));
       return result;
     }
-    return CheckDocument(std::move(parsed.document));
+    if (!plan || parsed.document->plan) return CheckDocument(std::move(parsed.document));
+    return PlanDocument(std::move(parsed.document));
   });
 }
 
+}  // namespace
+
+absl::StatusOr<Result> Check(std::string_view json, const CheckOptions& options) {
+  return Run(json, options, /*plan=*/false, nullptr);
+}
+
 absl::StatusOr<Result> Plan(std::string_view json, const CheckOptions& options) {
-  if (options.limits.max_paths == 0 || options.limits.max_fqn_bytes == 0 || options.limits.max_json_depth < 1) {
-    return absl::InvalidArgumentError("limits must be positive");
-  }
-  if (absl::Status s = ValidateThreads(options.threads); !s.ok()) return s;
-  return WithThreads(options.threads, [&]() -> Result {
-    ParsedDocument parsed = ParseDocument(json, options.limits);
-    if (parsed.error) {
-      Result result;
-      result.diagnostics.push_back(std::move(*parsed.error));
-      return result;
-    }
-    if (parsed.document->plan) return CheckDocument(std::move(parsed.document));
-    return PlanDocument(std::move(parsed.document));
-  });
+  return Run(json, options, /*plan=*/true, nullptr);
+}
+
+absl::StatusOr<Result> CheckText(std::string json, const CheckOptions& options) {
+  return Run(json, options, /*plan=*/false, &json);
+}
+
+absl::StatusOr<Result> PlanText(std::string json, const CheckOptions& options) {
+  return Run(json, options, /*plan=*/true, &json);
 }
 
 absl::StatusOr<Result> PlanParsed(const Document& document, int threads) {

@@ -11,6 +11,7 @@
 #define SHARDPLAN_CORE_ENGINE_H_
 
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
@@ -42,6 +43,12 @@ absl::StatusOr<Result> CheckParsed(std::shared_ptr<const Document> document, int
 // (Result::planned), checked like a document's plan. A document with a
 // `plan` of its own is checked as Check would.
 absl::StatusOr<Result> Plan(std::string_view json, const CheckOptions& options);
+
+// Check() and Plan() of a text handed over: it is freed as soon as the
+// document is parsed, so a large document's text is not held in memory
+// through the checks (the CLI).
+absl::StatusOr<Result> CheckText(std::string json, const CheckOptions& options);
+absl::StatusOr<Result> PlanText(std::string json, const CheckOptions& options);
 
 // Plan() of a document parsed once (the C ABI): plans a private copy, so
 // `document` is only read and may be planned or checked by several threads.

@@ -327,5 +327,16 @@ TEST(EngineTest, EveryStyleOnLinearAndEmbeddingModules) {
   }
 }
 
+TEST(EngineTest, TextHandedOverGivesTheSameResults) {
+  for (const std::string& json : {Doc(kTiedSame), Doc(kTiedSame, R"J(, "templates": [{"axis": "tp", "rules": {"norm": "colwise"}}])J"),
+                                  std::string("{\"schema\": ")}) {
+    EXPECT_EQ(ResultToJson(*CheckText(json, {})), ResultToJson(*Check(json, {})));
+    EXPECT_EQ(ResultToJson(*PlanText(json, {})), ResultToJson(*Plan(json, {})));
+  }
+  CheckOptions bad;
+  bad.threads = -1;
+  EXPECT_EQ(CheckText("{}", bad).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace shardplan
