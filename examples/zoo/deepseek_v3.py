@@ -102,7 +102,9 @@ HF_BASE_MODEL_EP_PLAN = {
 # broken variant: written for one module per expert. Its styles local_colwise,
 # local_rowwise, local and gather are not planner-v1 styles; zoo.STYLE_MAP maps them to
 # colwise, rowwise, replicate and moe_tp_experts (see there why).
-HF4_BASE_MODEL_TP_PLAN = {  # TODO: only replicate attention layers when > first_k_dense_replace
+# (transformers 4.x carries this comment on the plan: "TODO: only replicate attention layers
+# when > first_k_dense_replace".)
+HF4_BASE_MODEL_TP_PLAN = {
     "layers.*.mlp.experts.*.gate_proj": "local_colwise",
     "layers.*.mlp.experts.*.up_proj": "local_colwise",
     "layers.*.mlp.experts.*.down_proj": "local_rowwise",
