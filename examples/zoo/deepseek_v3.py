@@ -124,15 +124,7 @@ HF4_BASE_MODEL_TP_PLAN = {
 MESH = {"dp": 2, "ep": 8, "tp": 8}
 
 
-class DeepseekV3RMSNorm(nn.Module):
-    def __init__(self, hidden_size, eps=1e-6, *, dtype):
-        super().__init__()
-        self.weight = zoo.meta_parameter(hidden_size, dtype=dtype)
-        self.variance_epsilon = eps
-
-    def forward(self, hidden_states):
-        raise NotImplementedError("structure only: built on the meta device")
-
+DeepseekV3RMSNorm = zoo.rms_norm_class("DeepseekV3", __name__)
 
 class DeepseekV3RotaryEmbedding(nn.Module):
     def __init__(self, config):
@@ -260,33 +252,9 @@ class DeepseekV3DecoderLayer(nn.Module):
         raise NotImplementedError("structure only: built on the meta device")
 
 
-class DeepseekV3Model(nn.Module):
-    def __init__(self, config, *, dtype):
-        super().__init__()
-        self.embed_tokens = zoo.embedding(config.vocab_size, config.hidden_size, dtype)
-        self.layers = nn.ModuleList(
-            [DeepseekV3DecoderLayer(config, i, dtype=dtype) for i in range(config.num_hidden_layers)]
-        )
-        self.norm = DeepseekV3RMSNorm(config.hidden_size, config.rms_norm_eps, dtype=dtype)
-        self.rotary_emb = DeepseekV3RotaryEmbedding(config)
-
-    def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
-                inputs_embeds=None, use_cache=None, cache_position=None, **kwargs):
-        raise NotImplementedError("structure only: built on the meta device")
-
-
-class DeepseekV3ForCausalLM(nn.Module):
-    def __init__(self, config, *, dtype=torch.bfloat16):
-        super().__init__()
-        self.model = DeepseekV3Model(config, dtype=dtype)
-        self.lm_head = zoo.linear(config.hidden_size, config.vocab_size, False, dtype)
-        if config.tie_word_embeddings:
-            self.lm_head.weight = self.model.embed_tokens.weight
-
-    def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
-                inputs_embeds=None, labels=None, use_cache=None, cache_position=None, logits_to_keep=0,
-                **kwargs):
-        raise NotImplementedError("structure only: built on the meta device")
+DeepseekV3Model, DeepseekV3ForCausalLM = zoo.causal_lm_classes(
+    "DeepseekV3", __name__, DeepseekV3DecoderLayer, DeepseekV3RMSNorm, DeepseekV3RotaryEmbedding
+)
 
 
 def build(broken: bool = False):

@@ -63,15 +63,7 @@ MESH = {"dp": 4, "tp": 8}
 BROKEN_MESH = {"dp": 2, "tp": 16}
 
 
-class LlamaRMSNorm(nn.Module):
-    def __init__(self, hidden_size, eps=1e-6, *, dtype):
-        super().__init__()
-        self.weight = zoo.meta_parameter(hidden_size, dtype=dtype)
-        self.variance_epsilon = eps
-
-    def forward(self, hidden_states):
-        raise NotImplementedError("structure only: built on the meta device")
-
+LlamaRMSNorm = zoo.rms_norm_class("Llama", __name__)
 
 class LlamaRotaryEmbedding(nn.Module):
     """No parameters (a non-persistent ``inv_freq`` buffer); kept for the structure."""
@@ -141,33 +133,9 @@ class LlamaDecoderLayer(nn.Module):
         raise NotImplementedError("structure only: built on the meta device")
 
 
-class LlamaModel(nn.Module):
-    def __init__(self, config, *, dtype):
-        super().__init__()
-        self.embed_tokens = zoo.embedding(config.vocab_size, config.hidden_size, dtype)
-        self.layers = nn.ModuleList(
-            [LlamaDecoderLayer(config, i, dtype=dtype) for i in range(config.num_hidden_layers)]
-        )
-        self.norm = LlamaRMSNorm(config.hidden_size, config.rms_norm_eps, dtype=dtype)
-        self.rotary_emb = LlamaRotaryEmbedding(config)
-
-    def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
-                inputs_embeds=None, use_cache=None, cache_position=None, **kwargs):
-        raise NotImplementedError("structure only: built on the meta device")
-
-
-class LlamaForCausalLM(nn.Module):
-    def __init__(self, config, *, dtype=torch.bfloat16):
-        super().__init__()
-        self.model = LlamaModel(config, dtype=dtype)
-        self.lm_head = zoo.linear(config.hidden_size, config.vocab_size, False, dtype)
-        if config.tie_word_embeddings:
-            self.lm_head.weight = self.model.embed_tokens.weight
-
-    def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
-                inputs_embeds=None, labels=None, use_cache=None, cache_position=None, logits_to_keep=0,
-                **kwargs):
-        raise NotImplementedError("structure only: built on the meta device")
+LlamaModel, LlamaForCausalLM = zoo.causal_lm_classes(
+    "Llama", __name__, LlamaDecoderLayer, LlamaRMSNorm, LlamaRotaryEmbedding
+)
 
 
 def build(broken: bool = False):

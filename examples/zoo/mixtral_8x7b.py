@@ -71,15 +71,7 @@ HF_BASE_MODEL_EP_PLAN = {
 MESH = {"dp": 2, "ep": 4, "tp": 2}
 
 
-class MixtralRMSNorm(nn.Module):
-    def __init__(self, hidden_size, eps=1e-6, *, dtype):
-        super().__init__()
-        self.weight = zoo.meta_parameter(hidden_size, dtype=dtype)
-        self.variance_epsilon = eps
-
-    def forward(self, hidden_states):
-        raise NotImplementedError("structure only: built on the meta device")
-
+MixtralRMSNorm = zoo.rms_norm_class("Mixtral", __name__)
 
 class MixtralRotaryEmbedding(nn.Module):
     def __init__(self, config):
@@ -167,33 +159,9 @@ class MixtralDecoderLayer(nn.Module):
         raise NotImplementedError("structure only: built on the meta device")
 
 
-class MixtralModel(nn.Module):
-    def __init__(self, config, *, dtype):
-        super().__init__()
-        self.embed_tokens = zoo.embedding(config.vocab_size, config.hidden_size, dtype)
-        self.layers = nn.ModuleList(
-            [MixtralDecoderLayer(config, i, dtype=dtype) for i in range(config.num_hidden_layers)]
-        )
-        self.norm = MixtralRMSNorm(config.hidden_size, config.rms_norm_eps, dtype=dtype)
-        self.rotary_emb = MixtralRotaryEmbedding(config)
-
-    def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
-                inputs_embeds=None, use_cache=None, cache_position=None, **kwargs):
-        raise NotImplementedError("structure only: built on the meta device")
-
-
-class MixtralForCausalLM(nn.Module):
-    def __init__(self, config, *, dtype=torch.bfloat16):
-        super().__init__()
-        self.model = MixtralModel(config, dtype=dtype)
-        self.lm_head = zoo.linear(config.hidden_size, config.vocab_size, False, dtype)
-        if config.tie_word_embeddings:
-            self.lm_head.weight = self.model.embed_tokens.weight
-
-    def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
-                inputs_embeds=None, labels=None, use_cache=None, cache_position=None, logits_to_keep=0,
-                **kwargs):
-        raise NotImplementedError("structure only: built on the meta device")
+MixtralModel, MixtralForCausalLM = zoo.causal_lm_classes(
+    "Mixtral", __name__, MixtralDecoderLayer, MixtralRMSNorm, MixtralRotaryEmbedding
+)
 
 
 def build(broken: bool = False):

@@ -90,15 +90,7 @@ MESH = {"dp": 2, "ep": 4, "tp": 4}
 BROKEN_MESH = {"dp": 2, "ep": 2, "tp": 8}
 
 
-class Qwen3MoeRMSNorm(nn.Module):
-    def __init__(self, hidden_size, eps=1e-6, *, dtype):
-        super().__init__()
-        self.weight = zoo.meta_parameter(hidden_size, dtype=dtype)
-        self.variance_epsilon = eps
-
-    def forward(self, hidden_states):
-        raise NotImplementedError("structure only: built on the meta device")
-
+Qwen3MoeRMSNorm = zoo.rms_norm_class("Qwen3Moe", __name__)
 
 class Qwen3MoeRotaryEmbedding(nn.Module):
     def __init__(self, config):
@@ -207,33 +199,9 @@ class Qwen3MoeDecoderLayer(nn.Module):
         raise NotImplementedError("structure only: built on the meta device")
 
 
-class Qwen3MoeModel(nn.Module):
-    def __init__(self, config, *, dtype):
-        super().__init__()
-        self.embed_tokens = zoo.embedding(config.vocab_size, config.hidden_size, dtype)
-        self.layers = nn.ModuleList(
-            [Qwen3MoeDecoderLayer(config, i, dtype=dtype) for i in range(config.num_hidden_layers)]
-        )
-        self.norm = Qwen3MoeRMSNorm(config.hidden_size, config.rms_norm_eps, dtype=dtype)
-        self.rotary_emb = Qwen3MoeRotaryEmbedding(config)
-
-    def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
-                inputs_embeds=None, use_cache=None, cache_position=None, **kwargs):
-        raise NotImplementedError("structure only: built on the meta device")
-
-
-class Qwen3MoeForCausalLM(nn.Module):
-    def __init__(self, config, *, dtype=torch.bfloat16):
-        super().__init__()
-        self.model = Qwen3MoeModel(config, dtype=dtype)
-        self.lm_head = zoo.linear(config.hidden_size, config.vocab_size, False, dtype)
-        if config.tie_word_embeddings:
-            self.lm_head.weight = self.model.embed_tokens.weight
-
-    def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
-                inputs_embeds=None, labels=None, use_cache=None, cache_position=None, logits_to_keep=0,
-                **kwargs):
-        raise NotImplementedError("structure only: built on the meta device")
+Qwen3MoeModel, Qwen3MoeForCausalLM = zoo.causal_lm_classes(
+    "Qwen3Moe", __name__, Qwen3MoeDecoderLayer, Qwen3MoeRMSNorm, Qwen3MoeRotaryEmbedding
+)
 
 
 def build(broken: bool = False):

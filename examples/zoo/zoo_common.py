@@ -65,6 +65,61 @@ def meta_parameter(*shape: int, dtype: torch.dtype) -> nn.Parameter:
     return nn.Parameter(torch.empty(shape, device=META, dtype=dtype))
 
 
+def _named(cls: type, name: str, module: str) -> type:
+    """``cls`` under transformers' class name (the exporter records it as the module's type)."""
+    cls.__name__ = cls.__qualname__ = name
+    cls.__module__ = module
+    return cls
+
+
+def rms_norm_class(prefix: str, module: str) -> type:
+    """``<prefix>RMSNorm``: one weight of the hidden size."""
+
+    class RMSNorm(nn.Module):
+        def __init__(self, hidden_size, eps=1e-6, *, dtype):
+            super().__init__()
+            self.weight = meta_parameter(hidden_size, dtype=dtype)
+            self.variance_epsilon = eps
+
+        def forward(self, hidden_states):
+            raise NotImplementedError("structure only: built on the meta device")
+
+    return _named(RMSNorm, prefix + "RMSNorm", module)
+
+
+def causal_lm_classes(prefix: str, module: str, decoder_layer: type, rms_norm: type, rotary_embedding: type):
+    """``<prefix>Model`` and ``<prefix>ForCausalLM``, the same in every decoder-only model of
+    transformers: embedding, decoder layers, final norm and rotary embedding, then the LM head
+    (tied to the embedding when the config says so)."""
+
+    class Model(nn.Module):
+        def __init__(self, config, *, dtype):
+            super().__init__()
+            self.embed_tokens = embedding(config.vocab_size, config.hidden_size, dtype)
+            self.layers = nn.ModuleList([decoder_layer(config, i, dtype=dtype) for i in range(config.num_hidden_layers)])
+            self.norm = rms_norm(config.hidden_size, config.rms_norm_eps, dtype=dtype)
+            self.rotary_emb = rotary_embedding(config)
+
+        def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
+                    inputs_embeds=None, use_cache=None, cache_position=None, **kwargs):
+            raise NotImplementedError("structure only: built on the meta device")
+
+    class ForCausalLM(nn.Module):
+        def __init__(self, config, *, dtype=torch.bfloat16):
+            super().__init__()
+            self.model = Model(config, dtype=dtype)
+            self.lm_head = linear(config.hidden_size, config.vocab_size, False, dtype)
+            if config.tie_word_embeddings:
+                self.lm_head.weight = self.model.embed_tokens.weight
+
+        def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
+                    inputs_embeds=None, labels=None, use_cache=None, cache_position=None, logits_to_keep=0,
+                    **kwargs):
+            raise NotImplementedError("structure only: built on the meta device")
+
+    return _named(Model, prefix + "Model", module), _named(ForCausalLM, prefix + "ForCausalLM", module)
+
+
 def parameter_count(model: nn.Module) -> int:
     """Distinct parameter tensors' elements (tied weights once)."""
     return sum(p.numel() for p in model.parameters())  # parameters() yields each tensor once
