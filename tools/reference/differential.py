@@ -30,9 +30,11 @@ import shardplan_reference as ref  # noqa: E402
 from check_conformance import normalize_owned  # noqa: E402
 
 
-def run_cli(cli, path, timeout):
+def run_cli(cli, command, path, timeout, check_exit=False):
+    """`cli COMMAND --format json path` as (result object, None), or (None, reason). With
+    `check_exit`, the exit status must also be 0 when ok and 1 when not."""
     try:
-        p = subprocess.run([cli, "check", "--format", "json", path], capture_output=True,
+        p = subprocess.run([cli, command, "--format", "json", path], capture_output=True,
                            timeout=timeout)
     except subprocess.TimeoutExpired:
         return None, f"timed out after {timeout}s"
@@ -45,6 +47,8 @@ def run_cli(cli, path, timeout):
         return None, f"exit {p.returncode}, stdout is not one JSON object ({e}); stderr: {err}"
     if not isinstance(out, dict):
         return None, "stdout is not a JSON object"
+    if check_exit and p.returncode != (0 if out.get("ok") else 1):
+        return None, f"exit status {p.returncode} with ok={out.get('ok')}"
     return out, None
 
 
@@ -94,15 +98,21 @@ def compare(want, got):
     return None
 
 
-def main(argv):
-    ap = argparse.ArgumentParser(description="Compare the shardplan CLI with the reference model.")
+def drive(argv, *, description, default_count, command, generate_one, run_model, compare,
+          check_exit=False):
+    """The command line shared with plan_differential.py: documents from a directory or generated
+    by `generate_one(seed, index)`, each run by the CLI (`command`) and by `run_model(path)`;
+    `compare(model, cli)` gives None or a list of reasons. Prints every mismatch and
+    `N passed, M failed`; returns the exit status."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--cli", required=True, help="path of the shardplan executable")
     ap.add_argument("docs", nargs="?", help="directory of *.json documents")
     ap.add_argument("--seed", type=int)
-    ap.add_argument("--count", type=int, default=200)
+    ap.add_argument("--count", type=int, default=default_count)
     ap.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per CLI run")
     ap.add_argument("--keep", help="with --seed: generate into this directory (kept)")
+    ap.add_argument("--show", type=int, default=8, help="reasons shown per mismatch")
     args = ap.parse_args(argv)
     if (args.docs is None) == (args.seed is None):
         ap.error("give either a document directory or --seed/--count")
@@ -111,32 +121,35 @@ def main(argv):
     if args.docs is not None:
         doc_dir = args.docs
     else:
-        import gen_documents
         if args.keep:
             doc_dir = args.keep
         else:
-            tmp = tempfile.mkdtemp(prefix="shardplan-diff-")
+            tmp = tempfile.mkdtemp(prefix=f"shardplan-{command}-diff-")
             doc_dir = tmp
         os.makedirs(doc_dir, exist_ok=True)
         for i in range(args.count):
             with open(os.path.join(doc_dir, f"{i:05d}.json"), "w") as f:
-                f.write(gen_documents.generate_one(args.seed, i))
+                f.write(generate_one(args.seed, i))
 
     names = sorted(n for n in os.listdir(doc_dir) if n.endswith(".json"))
     cli = os.path.abspath(args.cli) if os.path.exists(args.cli) else args.cli
     passed = failed = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = {n: pool.submit(run_cli, cli, os.path.join(doc_dir, n), args.timeout)
+        futures = {n: pool.submit(run_cli, cli, command, os.path.join(doc_dir, n), args.timeout, check_exit)
                    for n in names}
         for n in names:
-            want = ref.run_file(os.path.join(doc_dir, n))
+            want = run_model(os.path.join(doc_dir, n))
             got, err = futures[n].result()
-            why = err if got is None else compare(want, got)
-            if why is None:
+            why = [err] if got is None else compare(want, got)
+            if not why:
                 passed += 1
-            else:
-                failed += 1
-                print(f"MISMATCH {os.path.join(doc_dir, n)}: {why}", flush=True)
+                continue
+            failed += 1
+            print(f"MISMATCH {os.path.join(doc_dir, n)}:", flush=True)
+            for w in why[:args.show]:
+                print(f"    {w}")
+            if len(why) > args.show:
+                print(f"    ... {len(why) - args.show} more")
     if tmp is not None:
         if failed:
             print(f"(generated documents kept in {tmp})")
@@ -144,6 +157,18 @@ def main(argv):
             shutil.rmtree(tmp, ignore_errors=True)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
+
+
+def main(argv):
+    import gen_documents
+
+    def reasons(want, got):
+        why = compare(want, got)
+        return None if why is None else [why]
+
+    return drive(argv, description="Compare the shardplan CLI with the reference model.", default_count=200,
+                 command="check", generate_one=gen_documents.generate_one, run_model=ref.run_file,
+                 compare=reasons)
 
 
 if __name__ == "__main__":

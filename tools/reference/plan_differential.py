@@ -22,17 +22,13 @@ For each document, runs `PATH plan --format json DOC` and the model, and compare
 Mismatches are printed with the file name and the first differences; the last line is
 `N passed, M failed`; exit status 1 when any failed.
 """
-import argparse
-import concurrent.futures
 import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import differential  # noqa: E402
 import planner_reference as planner  # noqa: E402
 from check_conformance import normalize_owned  # noqa: E402
 
@@ -45,27 +41,6 @@ REFERENCE_CODES = {
     "unknown-axis", "partial-parameter", "parallel-unknown-axis", "unknown-parameter",
     "nested-duplicate", "shared-conflict", "omitted-parameters", "override-shared-conflict",
     "override-removed-ownership", "override-removed-coverage", "family-layout-changed"}
-
-
-def run_cli(cli, path, timeout):
-    try:
-        p = subprocess.run([cli, "plan", "--format", "json", path], capture_output=True,
-                           timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None, f"timed out after {timeout}s"
-    except OSError as e:
-        return None, f"cannot run CLI: {e}"
-    try:
-        out = json.loads(p.stdout.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
-        err = p.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
-        return None, f"exit {p.returncode}, stdout is not one JSON object ({e}); stderr: {err}"
-    if not isinstance(out, dict):
-        return None, "stdout is not a JSON object"
-    want_rc = 0 if out.get("ok") else 1
-    if p.returncode != want_rc:
-        return None, f"exit status {p.returncode} with ok={out.get('ok')}"
-    return out, None
 
 
 def _d(x):
@@ -186,60 +161,11 @@ def compare(want, got):
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(description="Compare `shardplan plan` with the planner model.")
-    ap.add_argument("--cli", required=True, help="path of the shardplan executable")
-    ap.add_argument("docs", nargs="?", help="directory of *.json documents")
-    ap.add_argument("--seed", type=int)
-    ap.add_argument("--count", type=int, default=400)
-    ap.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per CLI run")
-    ap.add_argument("--keep", help="with --seed: generate into this directory (kept)")
-    ap.add_argument("--show", type=int, default=8, help="reasons shown per mismatch")
-    args = ap.parse_args(argv)
-    if (args.docs is None) == (args.seed is None):
-        ap.error("give either a document directory or --seed/--count")
+    import gen_plan_documents
 
-    tmp = None
-    if args.docs is not None:
-        doc_dir = args.docs
-    else:
-        import gen_plan_documents
-        if args.keep:
-            doc_dir = args.keep
-        else:
-            tmp = tempfile.mkdtemp(prefix="shardplan-plan-diff-")
-            doc_dir = tmp
-        os.makedirs(doc_dir, exist_ok=True)
-        for i in range(args.count):
-            with open(os.path.join(doc_dir, f"{i:05d}.json"), "w") as f:
-                f.write(gen_plan_documents.generate_one(args.seed, i))
-
-    names = sorted(n for n in os.listdir(doc_dir) if n.endswith(".json"))
-    cli = os.path.abspath(args.cli) if os.path.exists(args.cli) else args.cli
-    passed = failed = 0
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = {n: pool.submit(run_cli, cli, os.path.join(doc_dir, n), args.timeout)
-                   for n in names}
-        for n in names:
-            want = planner.run_file(os.path.join(doc_dir, n))
-            got, err = futures[n].result()
-            why = [err] if got is None else compare(want, got)
-            if not why:
-                passed += 1
-            else:
-                failed += 1
-                print(f"MISMATCH {os.path.join(doc_dir, n)}:", flush=True)
-                for w in why[:args.show]:
-                    print(f"    {w}")
-                if len(why) > args.show:
-                    print(f"    ... {len(why) - args.show} more")
-    if tmp is not None:
-        if failed:
-            print(f"(generated documents kept in {tmp})")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return differential.drive(argv, description="Compare `shardplan plan` with the planner model.",
+                              default_count=400, command="plan", generate_one=gen_plan_documents.generate_one,
+                              run_model=planner.run_file, compare=compare, check_exit=True)
 
 
 if __name__ == "__main__":
