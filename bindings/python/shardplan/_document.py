@@ -186,35 +186,44 @@ class Result(SharedHandle):
 
     def __init__(self, pointer) -> None:
         super().__init__(pointer, lib.sp_result_delete)
-        self._ok: Optional[bool] = None
-        self._count: Optional[int] = None
-        self._diagnostics: Optional[List[Diagnostic]] = None
-        self._json: Optional[str] = None
-        self._memory: Optional[Memory] = None
-        self._memory_read = False
-        self._entry_count: Optional[int] = None
-        self._entries: Optional[List[PlanEntry]] = None
-        self._record_count: Optional[int] = None
-        self._records: Optional[List[Communication]] = None
+        # Values read from the C result, by name: each is read once.
+        self._cache: Dict[str, Any] = {}
+
+    def _cached(self, key: str, read: Callable[[Any], _T]) -> _T:
+        """``read(pointer)``, the first time ``key`` is asked for."""
+        with self._use() as pointer:
+            if key not in self._cache:
+                self._cache[key] = read(pointer)
+            return self._cache[key]
+
+    def _size(self, key: str, function) -> int:
+        """A count the C function ``function(result, &count)`` gives."""
+
+        def read(pointer) -> int:
+            out = ctypes.c_size_t()
+            call(function, pointer, ctypes.byref(out))
+            return out.value
+
+        return self._cached(key, read)
+
+    def _all(self, key: str, count: Callable[[], int], read: Callable[..., _T]) -> List[_T]:
+        """Every item of a list of the C result (a new list each time)."""
+        return list(self._cached(key, lambda pointer: [read(pointer, i) for i in range(count())]))
 
     @property
     def ok(self) -> bool:
         """True when there is no diagnostic of severity error."""
-        with self._use() as pointer:
-            if self._ok is None:
-                out = ctypes.c_int()
-                call(lib.sp_result_ok, pointer, ctypes.byref(out))
-                self._ok = bool(out.value)
-            return self._ok
+
+        def read(pointer) -> bool:
+            out = ctypes.c_int()
+            call(lib.sp_result_ok, pointer, ctypes.byref(out))
+            return bool(out.value)
+
+        return self._cached("ok", read)
 
     def diagnostic_count(self) -> int:
         """The number of diagnostics."""
-        with self._use() as pointer:
-            if self._count is None:
-                out = ctypes.c_size_t()
-                call(lib.sp_result_diagnostic_count, pointer, ctypes.byref(out))
-                self._count = out.value
-            return self._count
+        return self._size("diagnostic_count", lib.sp_result_diagnostic_count)
 
     def diagnostic(self, index: int) -> Diagnostic:
         """Diagnostic ``index`` (0-based; negative counts from the end).
@@ -241,21 +250,18 @@ class Result(SharedHandle):
     @property
     def diagnostics(self) -> List[Diagnostic]:
         """Every diagnostic, in evaluation order (the first is the reference's error)."""
-        with self._use() as pointer:
-            if self._diagnostics is None:
-                count = self.diagnostic_count()
-                self._diagnostics = [_read_diagnostic(pointer, i) for i in range(count)]
-            return list(self._diagnostics)
+        return self._all("diagnostics", self.diagnostic_count, _read_diagnostic)
 
     @property
     def json(self) -> str:
         """The whole result as compact JSON (schema shardplan.result.v1)."""
-        with self._use() as pointer:
-            if self._json is None:
-                out = _capi.sp_str()
-                call(lib.sp_result_json, pointer, ctypes.byref(out))
-                self._json = _capi.read_bytes(out).decode("utf-8", errors="replace")
-            return self._json
+
+        def read(pointer) -> str:
+            out = _capi.sp_str()
+            call(lib.sp_result_json, pointer, ctypes.byref(out))
+            return _capi.read_bytes(out).decode("utf-8", errors="replace")
+
+        return self._cached("json", read)
 
     def to_dict(self) -> Dict[str, Any]:
         """The result JSON as Python objects."""
@@ -267,20 +273,11 @@ class Result(SharedHandle):
     def memory(self) -> Optional[Memory]:
         """Per-device memory of a planned result; None when the result was not
         planned (or the mesh has more than 2^24 devices)."""
-        with self._use() as pointer:
-            if not self._memory_read:
-                self._memory = _read_memory(pointer)
-                self._memory_read = True
-            return self._memory
+        return self._cached("memory", _read_memory)
 
     def plan_entry_count(self) -> int:
         """The number of plan entries (0 when the result was not planned)."""
-        with self._use() as pointer:
-            if self._entry_count is None:
-                out = ctypes.c_size_t()
-                call(lib.sp_result_plan_entry_count, pointer, ctypes.byref(out))
-                self._entry_count = out.value
-            return self._entry_count
+        return self._size("plan_entry_count", lib.sp_result_plan_entry_count)
 
     def plan_entry(self, index: int) -> PlanEntry:
         """Plan entry ``index`` (plan order; negative counts from the end).
@@ -292,20 +289,11 @@ class Result(SharedHandle):
     @property
     def plan_entries(self) -> List[PlanEntry]:
         """Every entry of the final plan, in plan order ([] when not planned)."""
-        with self._use() as pointer:
-            if self._entries is None:
-                count = self.plan_entry_count()
-                self._entries = [_read_plan_entry(pointer, i) for i in range(count)]
-            return list(self._entries)
+        return self._all("plan_entries", self.plan_entry_count, _read_plan_entry)
 
     def communication_count(self) -> int:
         """The number of communication records (0 when the result was not planned)."""
-        with self._use() as pointer:
-            if self._record_count is None:
-                out = ctypes.c_size_t()
-                call(lib.sp_result_communication_count, pointer, ctypes.byref(out))
-                self._record_count = out.value
-            return self._record_count
+        return self._size("communication_count", lib.sp_result_communication_count)
 
     def communication_record(self, index: int) -> Communication:
         """Communication record ``index`` (negative counts from the end).
@@ -320,11 +308,7 @@ class Result(SharedHandle):
     def communication(self) -> List[Communication]:
         """Every communication record: plan order, then ports, then mesh axes
         ([] when not planned)."""
-        with self._use() as pointer:
-            if self._records is None:
-                count = self.communication_count()
-                self._records = [_read_communication(pointer, i) for i in range(count)]
-            return list(self._records)
+        return self._all("communication", self.communication_count, _read_communication)
 
     def __repr__(self) -> str:
         if self.closed:
