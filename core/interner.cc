@@ -7,8 +7,78 @@ namespace shardplan {
 namespace {
 
 constexpr size_t kBlockSize = 64 * 1024;
+constexpr size_t kMinSlots = 16;
+
+uint64_t Load8(const char* p) {
+  uint64_t word;
+  std::memcpy(&word, p, 8);
+  return word;
+}
+
+uint32_t Load4(const char* p) {
+  uint32_t word;
+  std::memcpy(&word, p, 4);
+  return word;
+}
+
+uint64_t Mix(uint64_t h) {  // MurmurHash3's 64-bit finalizer
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 33;
+  return h;
+}
 
 }  // namespace
+
+// Eight bytes at a time; the last (or only) bytes with fixed-size loads that
+// may overlap the previous ones, never a call to memcpy.
+uint32_t Interner::Hash(std::string_view text) {
+  const char* p = text.data();
+  const size_t n = text.size();
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+  uint64_t tail;
+  if (n >= 8) {
+    for (size_t i = 0; i + 8 < n; i += 8) h = (h ^ Load8(p + i)) * 0x9e3779b97f4a7c15ull;
+    tail = Load8(p + n - 8);
+  } else if (n >= 4) {
+    tail = (uint64_t{Load4(p)} << 32) | Load4(p + n - 4);
+  } else if (n > 0) {
+    tail = (uint64_t{static_cast<uint8_t>(p[0])} << 16) | (uint64_t{static_cast<uint8_t>(p[n / 2])} << 8) |
+           static_cast<uint8_t>(p[n - 1]);
+  } else {
+    tail = 0;
+  }
+  return static_cast<uint32_t>(Mix(h ^ tail));
+}
+
+Interner::Slot& Interner::Probe(std::string_view text, uint32_t hash) const {
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    Slot& slot = slots_[i];
+    if (slot.id == kNoName || (slot.hash == hash && views_[slot.id] == text)) return slot;
+  }
+}
+
+void Interner::Rehash(size_t capacity) {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(capacity, Slot{0, kNoName});
+  const size_t mask = capacity - 1;
+  for (const Slot& s : old) {
+    if (s.id == kNoName) continue;
+    size_t i = s.hash & mask;
+    while (slots_[i].id != kNoName) i = (i + 1) & mask;
+    slots_[i] = s;
+  }
+}
+
+void Interner::Reserve(size_t count) {
+  views_.reserve(count);
+  size_t capacity = kMinSlots;
+  while (capacity < 2 * count) capacity *= 2;
+  if (capacity > slots_.size()) Rehash(capacity);
+}
 
 std::string_view Interner::Store(std::string_view text) {
   if (text.size() > block_left_) {
@@ -32,18 +102,18 @@ Interner Interner::Clone() const {
 }
 
 NameId Interner::Intern(std::string_view text) {
-  auto it = ids_.find(text);
-  if (it != ids_.end()) return it->second;
-  const std::string_view view = Store(text);
-  NameId id = static_cast<NameId>(views_.size());
-  views_.push_back(view);
-  ids_.emplace(view, id);
-  return id;
+  if (2 * (views_.size() + 1) > slots_.size()) Rehash(std::max(kMinSlots, 2 * slots_.size()));
+  const uint32_t hash = Hash(text);
+  Slot& slot = Probe(text, hash);
+  if (slot.id != kNoName) return slot.id;
+  slot = {hash, static_cast<NameId>(views_.size())};
+  views_.push_back(Store(text));
+  return slot.id;
 }
 
 NameId Interner::Find(std::string_view text) const {
-  auto it = ids_.find(text);
-  return it == ids_.end() ? kNoName : it->second;
+  if (slots_.empty()) return kNoName;
+  return Probe(text, Hash(text)).id;
 }
 
 }  // namespace shardplan

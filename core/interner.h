@@ -9,13 +9,16 @@
 #include <string_view>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
-
 namespace shardplan {
 
 using NameId = uint32_t;
 inline constexpr NameId kNoName = UINT32_MAX;
 
+// An open-addressing table of 8-byte slots (32 bits of the name's hash and
+// its id) over an append-only arena of the names' bytes. Interning is the
+// hottest call of parsing, and documents hold millions of distinct names:
+// small slots keep the probes in cache, and the stored hash bits mean a
+// name's bytes are compared only when they very likely match.
 class Interner {
  public:
   Interner() = default;
@@ -25,18 +28,24 @@ class Interner {
   Interner& operator=(Interner&&) = default;
 
   // Makes room for `count` names without rehashing.
-  void Reserve(size_t count) {
-    ids_.reserve(count);
-    views_.reserve(count);
-  }
+  void Reserve(size_t count);
   NameId Intern(std::string_view text);
   // A copy with the same ids for the same names.
   Interner Clone() const;
   // The id of `text` if it was interned, else kNoName.
   NameId Find(std::string_view text) const;
   std::string_view View(NameId id) const { return views_[id]; }
+  size_t size() const { return views_.size(); }
 
  private:
+  struct Slot {
+    uint32_t hash;
+    NameId id;  // kNoName: empty
+  };
+  static uint32_t Hash(std::string_view text);
+  // The slot holding `text`, or the empty slot where it would go.
+  Slot& Probe(std::string_view text, uint32_t hash) const;
+  void Rehash(size_t capacity);
   // Copies `text` into the arena: blocks never move, so views stay valid.
   std::string_view Store(std::string_view text);
 
@@ -44,7 +53,8 @@ class Interner {
   size_t block_left_ = 0;
   char* block_next_ = nullptr;
   std::vector<std::string_view> views_;
-  absl::flat_hash_map<std::string_view, NameId> ids_;
+  // Power-of-two size, at most half full; mutable so that Probe serves Find.
+  mutable std::vector<Slot> slots_;
 };
 
 }  // namespace shardplan

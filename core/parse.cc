@@ -8,21 +8,14 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "core/json.h"
 #include "core/name_set.h"
 #include "core/pyrepr.h"
-#include "rapidjson/document.h"
-#include "rapidjson/error/en.h"
-#include "rapidjson/reader.h"
 
 namespace shardplan {
 namespace {
 
-using rapidjson::Value;
-
-// Recursive (bounded by DepthLimitedHandler) and in situ: strings are decoded
-// inside our own copy of the text, never allocated. UTF-8 is validated beforehand by ValidUtf8Prefix, much faster
-// than the reader's per-character validation.
-constexpr unsigned kParseFlags = rapidjson::kParseInsituFlag;
+using json::Value;
 
 // The length of the longest prefix of `text` that is valid UTF-8 (no
 // overlong forms, surrogates or code points past U+10FFFF) with no NUL byte,
@@ -73,49 +66,6 @@ size_t ValidUtf8Prefix(std::string_view text) {
   return n;
 }
 
-// Forwards SAX events to the DOM builder, refusing nesting beyond a limit
-// before the reader descends: the recursive reader never goes deeper, and
-// hostile input cannot exhaust the stack.
-template <typename Handler>
-class DepthLimitedHandler {
- public:
-  DepthLimitedHandler(Handler& inner, int max_depth) : inner_(inner), max_depth_(max_depth) {}
-  bool Null() { return inner_.Null(); }
-  bool Bool(bool b) { return inner_.Bool(b); }
-  bool Int(int i) { return inner_.Int(i); }
-  bool Uint(unsigned u) { return inner_.Uint(u); }
-  bool Int64(int64_t i) { return inner_.Int64(i); }
-  bool Uint64(uint64_t u) { return inner_.Uint64(u); }
-  bool Double(double d) { return inner_.Double(d); }
-  bool RawNumber(const char* s, rapidjson::SizeType n, bool copy) { return inner_.RawNumber(s, n, copy); }
-  bool String(const char* s, rapidjson::SizeType n, bool copy) { return inner_.String(s, n, copy); }
-  bool Key(const char* s, rapidjson::SizeType n, bool copy) { return inner_.Key(s, n, copy); }
-  bool StartObject() { return Enter() && inner_.StartObject(); }
-  bool EndObject(rapidjson::SizeType n) {
-    --depth_;
-    return inner_.EndObject(n);
-  }
-  bool StartArray() { return Enter() && inner_.StartArray(); }
-  bool EndArray(rapidjson::SizeType n) {
-    --depth_;
-    return inner_.EndArray(n);
-  }
-  bool too_deep() const { return too_deep_; }
-
- private:
-  bool Enter() {
-    if (++depth_ > max_depth_) {
-      too_deep_ = true;
-      return false;
-    }
-    return true;
-  }
-  Handler& inner_;
-  int max_depth_;
-  int depth_ = 0;
-  bool too_deep_ = false;
-};
-
 std::string_view TypeName(const Value& v) {
   if (v.IsNull()) return "null";
   if (v.IsBool()) return "a boolean";
@@ -125,7 +75,7 @@ std::string_view TypeName(const Value& v) {
   return "an object";
 }
 
-std::string_view Str(const Value& v) { return std::string_view(v.GetString(), v.GetStringLength()); }
+std::string_view Str(const Value& v) { return v.str(); }
 
 constexpr std::pair<std::string_view, Dtype> kDtypes[] = {
     {"float32", Dtype::kFloat32},          {"float16", Dtype::kFloat16},
@@ -259,7 +209,7 @@ bool Parser::CheckUniqueKeys(const Value& obj) {
   if (n <= 16) {
     for (auto a = obj.MemberBegin(); a != obj.MemberEnd(); ++a) {
       for (auto b = obj.MemberBegin(); b != a; ++b) {
-        if (a->name == b->name) {
+        if (Str(a->name) == Str(b->name)) {
           At at(*this, Str(a->name));
           return Fail(absl::StrCat("duplicate key ", PyRepr(Str(a->name))));
         }
@@ -308,7 +258,7 @@ bool Parser::CheckUniqueKeysDeep(const Value& v) {
       if (!CheckUniqueKeysDeep(m->value)) return false;
     }
   } else if (v.IsArray()) {
-    for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
+    for (size_t i = 0; i < v.Size(); ++i) {
       At at(*this, i);
       if (!CheckUniqueKeysDeep(v[i])) return false;
     }
@@ -328,7 +278,7 @@ bool Parser::NonEmptyName(const Value& key, std::string_view what) {
 bool Parser::NonNegativeInts(const Value& v, bool positive, std::vector<int64_t>& out) {
   if (!ExpectArray(v)) return false;
   out.reserve(v.Size());
-  for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
+  for (size_t i = 0; i < v.Size(); ++i) {
     At at(*this, i);
     const Value& x = v[i];
     if (!x.IsInt64() || x.GetInt64() < (positive ? 1 : 0)) {
@@ -410,7 +360,7 @@ bool Parser::ParseRoot(const Value& root) {
 
 bool Parser::ParseTemplates(const Value& v) {
   if (!ExpectArray(v)) return false;
-  for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
+  for (size_t i = 0; i < v.Size(); ++i) {
     At at(*this, i);
     enum { kAxis, kPrefix, kRules };
     static constexpr std::array<std::string_view, 3> kKeys = {"axis", "prefix", "rules"};
@@ -436,7 +386,7 @@ bool Parser::ParseTemplates(const Value& v) {
     if (!ExpectObject(rules) || !CheckUniqueKeys(rules)) return false;
     for (auto m = rules.MemberBegin(); m != rules.MemberEnd(); ++m) {
       At at_rule(*this, Str(m->name));
-      if (m->name.GetStringLength() == 0) return Fail("a template pattern must not be empty");
+      if (Str(m->name).empty()) return Fail("a template pattern must not be empty");
       if (!ExpectString(m->value)) return false;
       const std::optional<Style> style = ParseStyle(Str(m->value));
       if (!style) {
@@ -625,7 +575,7 @@ bool Parser::ParseModule(const Value& v, Module& module) {
 // var-positional, anything else a plain parameter; names are not validated.
 bool Parser::ParseForward(const Value& v, Module& module) {
   if (!ExpectArray(v)) return false;
-  for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
+  for (size_t i = 0; i < v.Size(); ++i) {
     At at(*this, i);
     if (!ExpectString(v[i])) return false;
     std::string_view name = Str(v[i]);
@@ -687,13 +637,13 @@ bool Parser::ParseParallel(const Value& v, std::optional<ParallelSpec>& out) {
   {
     At at(*this, "binding_kind");
     if (!ExpectString(*f[kBindingKind])) return false;
-    if (f[kBindingKind]->GetStringLength() == 0) return Fail("binding_kind must not be empty");
+    if (Str(*f[kBindingKind]).empty()) return Fail("binding_kind must not be empty");
     spec.binding_kind = doc_.names.Intern(Str(*f[kBindingKind]));
   }
   if (const Value* axes = f[kAxes]) {
     At at(*this, "axes");
     if (!ExpectArray(*axes)) return false;
-    for (rapidjson::SizeType i = 0; i < axes->Size(); ++i) {
+    for (size_t i = 0; i < axes->Size(); ++i) {
       At at_axis(*this, i);
       if (!ExpectString((*axes)[i])) return false;
       spec.axes.push_back(doc_.names.Intern(Str((*axes)[i])));
@@ -756,7 +706,7 @@ bool Parser::ParseLayout(const Value& v, bool in_plan, Layout& out) {
     At at(*this, "out_names");
     if (!ExpectArray(*names)) return false;
     out.out_names.emplace();
-    for (rapidjson::SizeType i = 0; i < names->Size(); ++i) {
+    for (size_t i = 0; i < names->Size(); ++i) {
       At at_name(*this, i);
       if (!ExpectString((*names)[i])) return false;
       out.out_names->push_back(doc_.names.Intern(Str((*names)[i])));
@@ -797,7 +747,7 @@ bool Parser::ParseProviders(const Value& v) {
   if (const Value* native = f[kNative]) {
     At at(*this, "native");
     if (!ExpectArray(*native)) return false;
-    for (rapidjson::SizeType i = 0; i < native->Size(); ++i) {
+    for (size_t i = 0; i < native->Size(); ++i) {
       At at_request(*this, i);
       enum { kMatch, kRequestSharding, kParallel };
       static constexpr std::array<std::string_view, 3> kRequestKeys = {"match", "sharding", "parallel"};
@@ -812,7 +762,7 @@ bool Parser::ParseProviders(const Value& v) {
         At at_match(*this, "match");
         const Value& match = *r[kMatch];
         if (!ExpectArray(match)) return false;
-        for (rapidjson::SizeType k = 0; k < match.Size(); ++k) {
+        for (size_t k = 0; k < match.Size(); ++k) {
           At at_pattern(*this, k);
           if (!ExpectString(match[k])) return false;
           request.match.push_back(doc_.names.Intern(Str(match[k])));
@@ -931,195 +881,114 @@ bool Parser::CheckTree() {
 // Reads the document's top level, and the members of the four maps that
 // grow with the model (parameters, modules, providers.sharding and
 // plan.modules) one at a time, each as a small DOM handed to the parser and
-// then discarded: no DOM of the whole document is ever built. Everything
-// else goes into `skeleton`, where those maps stand empty.
+// then released: no DOM of the whole document is ever built. Everything
+// else goes into the skeleton, where those maps stand empty.
 class Scanner {
  public:
-  enum class Failure { kNone, kSyntax, kTooDeep, kParser };
+  Scanner(std::string_view text, Parser& parser, int max_depth)
+      : reader_(text, max_depth), parser_(parser), max_depth_(max_depth) {}
 
-  Scanner(char* text, Parser& parser, int max_depth, rapidjson::Document& skeleton)
-      : begin_(text),
-        p_(text),
-        parser_(parser),
-        max_depth_(max_depth),
-        skeleton_(skeleton),
-        item_pool_(item_buffer_, sizeof item_buffer_),
-        item_(&item_pool_) {}
-
-  bool Run() {
-    SkipSpace();
-    if (*p_ == '\0') return Syntax(rapidjson::kParseErrorDocumentEmpty);
-    if (*p_ != '{') {
+  // False on a syntax error (reader().error()) or when the parser refused an
+  // item (parser_failed()).
+  bool Run(Value& skeleton) {
+    reader_.SkipSpace();
+    if (reader_.Peek() == '\0') return reader_.Fail(json::Error::kDocumentEmpty);
+    if (reader_.Peek() != '{') {
       // Not an object: one value, which ParseRoot then refuses.
-      if (!ParseValue(skeleton_, max_depth_)) return false;
+      if (!reader_.ReadValue(skeleton, 0)) return false;
     } else {
-      ++p_;
-      skeleton_.SetObject();
+      std::vector<json::Member> members;
       const bool ok = Members(1, [&](std::string_view key) {
-        rapidjson::Value value;
-        if (key == "parameters" && *p_ == '{') {
+        Value value;
+        if (key == "parameters" && reader_.Peek() == '{') {
           if (!StreamMap(Parser::Section::kParameters, 2)) return false;
-          value.SetObject();
-        } else if (key == "modules" && *p_ == '{') {
+          value = Value::Object(nullptr, 0);
+        } else if (key == "modules" && reader_.Peek() == '{') {
           if (!StreamMap(Parser::Section::kModules, 2)) return false;
-          value.SetObject();
-        } else if ((key == "providers" || key == "plan") && *p_ == '{') {
+          value = Value::Object(nullptr, 0);
+        } else if ((key == "providers" || key == "plan") && reader_.Peek() == '{') {
           const bool plan = key == "plan";
-          ++p_;
-          value.SetObject();
-          const bool members_ok = Members(2, [&](std::string_view inner) {
-            rapidjson::Value member;
-            if (inner == (plan ? "modules" : "sharding") && *p_ == '{') {
+          std::vector<json::Member> inner_members;
+          const bool inner_ok = Members(2, [&](std::string_view inner) {
+            Value member;
+            if (inner == (plan ? "modules" : "sharding") && reader_.Peek() == '{') {
               if (!StreamMap(plan ? Parser::Section::kPlan : Parser::Section::kProviders, 3)) return false;
-              member.SetObject();
-            } else if (!ParseInto(member, max_depth_ - 2)) {
+              member = Value::Object(nullptr, 0);
+            } else if (!reader_.ReadValue(member, 2)) {
               return false;
             }
-            value.AddMember(Name(inner), member, skeleton_.GetAllocator());
+            inner_members.push_back({Value::String(inner), member});
             return true;
           });
-          if (!members_ok) return false;
-        } else if (!ParseInto(value, max_depth_ - 1)) {
+          if (!inner_ok) return false;
+          value = reader_.MakeObject(inner_members);
+        } else if (!reader_.ReadValue(value, 1)) {
           return false;
         }
-        skeleton_.AddMember(Name(key), value, skeleton_.GetAllocator());
+        members.push_back({Value::String(key), value});
         return true;
       });
       if (!ok) return false;
+      skeleton = reader_.MakeObject(members);
     }
-    SkipSpace();
-    return *p_ == '\0' || Syntax(rapidjson::kParseErrorDocumentRootNotSingular);
+    reader_.SkipSpace();
+    return reader_.Peek() == '\0' || reader_.Fail(json::Error::kRootNotSingular);
   }
 
-  Failure failure() const { return failure_; }
-  size_t error_offset() const { return error_offset_; }
-  rapidjson::ParseErrorCode syntax_error() const { return syntax_error_; }
+  const json::Reader& reader() const { return reader_; }
+  bool parser_failed() const { return parser_failed_; }
 
  private:
-  using Stream = rapidjson::GenericInsituStringStream<rapidjson::UTF8<>>;
-  static constexpr unsigned kValueFlags = kParseFlags | rapidjson::kParseStopWhenDoneFlag;
-
-  // Accepts one string and nothing else.
-  struct KeyHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, KeyHandler> {
-    bool Default() { return false; }
-    bool String(const char* s, rapidjson::SizeType n, bool) {
-      key = std::string_view(s, n);
-      return true;
-    }
-    std::string_view key;
-  };
-
-  static rapidjson::Value Name(std::string_view key) {
-    return rapidjson::Value(rapidjson::StringRef(key.data(), key.size()));
-  }
-  void SkipSpace() {
-    while (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t') ++p_;
-  }
-  bool Fail(Failure failure, size_t offset) {
-    failure_ = failure;
-    error_offset_ = offset;
-    return false;
-  }
-  bool Syntax(rapidjson::ParseErrorCode code) {
-    syntax_error_ = code;
-    return Fail(Failure::kSyntax, static_cast<size_t>(p_ - begin_));
-  }
-
-  // Parses the value at the cursor into `doc`, at most `depth_left` deep.
-  bool ParseValue(rapidjson::Document& doc, int depth_left) {
-    Stream stream(p_);
-    bool too_deep = false;
-    auto generate = [&](rapidjson::Document& handler) {
-      DepthLimitedHandler<rapidjson::Document> limited(handler, depth_left);
-      const bool ok = !reader_.Parse<kValueFlags>(stream, limited).IsError();
-      too_deep = limited.too_deep();
-      return ok;
-    };
-    doc.Populate(generate);
-    if (reader_.HasParseError()) {
-      syntax_error_ = reader_.GetParseErrorCode();
-      return Fail(too_deep ? Failure::kTooDeep : Failure::kSyntax,
-                  static_cast<size_t>(p_ - begin_) + reader_.GetErrorOffset());
-    }
-    p_ += stream.Tell();
-    return true;
-  }
-  // The same, into a value kept in the skeleton.
-  bool ParseInto(rapidjson::Value& out, int depth_left) {
-    rapidjson::Document value(&skeleton_.GetAllocator());
-    if (!ParseValue(value, depth_left)) return false;
-    out = static_cast<rapidjson::Value&>(value);  // moves
-    return true;
-  }
-  bool ParseKey(std::string_view& key) {
-    Stream stream(p_);
-    KeyHandler handler;
-    if (reader_.Parse<kValueFlags>(stream, handler).IsError()) {
-      // The handler refuses anything but a string: that is a missing name.
-      syntax_error_ = reader_.GetParseErrorCode() == rapidjson::kParseErrorTermination
-                          ? rapidjson::kParseErrorObjectMissName
-                          : reader_.GetParseErrorCode();
-      return Fail(Failure::kSyntax, static_cast<size_t>(p_ - begin_) + reader_.GetErrorOffset());
-    }
-    p_ += stream.Tell();
-    key = handler.key;
-    return true;
-  }
-  // Reads the members of the object whose '{' the cursor just passed, at
-  // nesting `depth`, calling member(key) with the cursor on each value.
+  // Reads the members of the object at the cursor, which nests `depth`
+  // deep, calling member(key) with the cursor on each value.
   template <typename Member>
   bool Members(int depth, Member&& member) {
-    if (depth > max_depth_) return Fail(Failure::kTooDeep, static_cast<size_t>(p_ - begin_));
-    SkipSpace();
-    if (*p_ == '}') {
-      ++p_;
+    reader_.Skip();  // '{'
+    if (depth > max_depth_) return reader_.Fail(json::Error::kTooDeep);
+    reader_.SkipSpace();
+    if (reader_.Peek() == '}') {
+      reader_.Skip();
       return true;
     }
     while (true) {
-      SkipSpace();
-      if (*p_ != '"') return Syntax(rapidjson::kParseErrorObjectMissName);
+      reader_.SkipSpace();
+      if (reader_.Peek() != '"') return reader_.Fail(json::Error::kObjectMissName);
       std::string_view key;
-      if (!ParseKey(key)) return false;
-      SkipSpace();
-      if (*p_ != ':') return Syntax(rapidjson::kParseErrorObjectMissColon);
-      ++p_;
-      SkipSpace();
+      if (!reader_.ReadString(key)) return false;
+      reader_.SkipSpace();
+      if (reader_.Peek() != ':') return reader_.Fail(json::Error::kObjectMissColon);
+      reader_.Skip();
+      reader_.SkipSpace();
       if (!member(key)) return false;
-      SkipSpace();
-      if (*p_ == ',') {
-        ++p_;
-      } else if (*p_ == '}') {
-        ++p_;
+      reader_.SkipSpace();
+      if (reader_.Peek() == ',') {
+        reader_.Skip();
+      } else if (reader_.Peek() == '}') {
+        reader_.Skip();
         return true;
       } else {
-        return Syntax(rapidjson::kParseErrorObjectMissCommaOrCurlyBracket);
+        return reader_.Fail(json::Error::kObjectMissCommaOrCurlyBracket);
       }
     }
   }
-  // Hands each member of the map at the cursor to the parser.
+  // Hands each member of the map at the cursor to the parser, the map
+  // nesting `depth` deep.
   bool StreamMap(Parser::Section section, int depth) {
-    ++p_;
     return Members(depth, [&](std::string_view key) {
-      if (!ParseValue(item_, max_depth_ - depth)) return false;
-      const bool ok = parser_.StreamItem(section, key, item_);
-      item_.SetNull();
-      item_pool_.Clear();
-      return ok || Fail(Failure::kParser, 0);
+      const json::Reader::Mark mark = reader_.GetMark();
+      Value item;
+      if (!reader_.ReadValue(item, depth)) return false;
+      const bool ok = parser_.StreamItem(section, key, item);
+      reader_.Release(mark);
+      parser_failed_ = !ok;
+      return ok;
     });
   }
 
-  char* const begin_;
-  char* p_;
+  json::Reader reader_;
   Parser& parser_;
   const int max_depth_;
-  rapidjson::Document& skeleton_;
-  rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>> reader_;
-  char item_buffer_[16 * 1024];
-  rapidjson::MemoryPoolAllocator<> item_pool_;
-  rapidjson::Document item_;
-  Failure failure_ = Failure::kNone;
-  size_t error_offset_ = 0;
-  rapidjson::ParseErrorCode syntax_error_ = rapidjson::kParseErrorNone;
+  bool parser_failed_ = false;
 };
 
 std::string LineColumn(std::string_view text, size_t offset) {
@@ -1170,38 +1039,24 @@ ParsedDocument ParseDocument(std::string_view json, const Limits& limits) {
                                 " (offset ", valid, ")"),
                    "");
   }
-  // The reader decodes strings in place: scan a NUL-terminated copy, which
-  // must outlive every DOM made from it. With SSE2 the reader loads 16
-  // aligned bytes at a time and may read up to 15 bytes past the end of the
-  // text: the copy is padded with NUL bytes (the scan stops at the first).
-  std::string text;
-  text.reserve(json.size() + 16);
-  text.append(json);
-  text.append(16, '\0');
   auto document = std::make_unique<Document>();
   // Documents spell about one distinct name per 70 to 100 bytes; sizing the
   // table once avoids rehashing millions of names as it grows.
   document->names.Reserve(json.size() / 96);
   Parser parser(*document, limits);
-  rapidjson::Document skeleton;
-  Scanner scanner(text.data(), parser, limits.max_json_depth, skeleton);
-  if (!scanner.Run()) {
-    const size_t offset = scanner.error_offset();
-    switch (scanner.failure()) {
-      case Scanner::Failure::kTooDeep:
-        return invalid(absl::StrCat("the document nests arrays and objects deeper than ", limits.max_json_depth,
-                                    " levels (at ", LineColumn(json, offset), ")"),
-                       "");
-      case Scanner::Failure::kSyntax:
-        return invalid(absl::StrCat("malformed JSON at ", LineColumn(json, offset), ": ",
-                                    rapidjson::GetParseError_En(scanner.syntax_error())),
-                       "");
-      case Scanner::Failure::kParser:
-      case Scanner::Failure::kNone:
-        break;
+  Scanner scanner(json, parser, limits.max_json_depth);
+  Value skeleton;
+  if (!scanner.Run(skeleton) && !scanner.parser_failed()) {
+    const json::Reader& reader = scanner.reader();
+    const std::string at = LineColumn(json, reader.error_offset());
+    if (reader.error() == json::Error::kTooDeep) {
+      return invalid(absl::StrCat("the document nests arrays and objects deeper than ", limits.max_json_depth,
+                                  " levels (at ", at, ")"),
+                     "");
     }
+    return invalid(absl::StrCat("malformed JSON at ", at, ": ", json::ErrorMessage(reader.error())), "");
   }
-  if (scanner.failure() == Scanner::Failure::kParser || !parser.ParseRoot(skeleton)) {
+  if (scanner.parser_failed() || !parser.ParseRoot(skeleton)) {
     const std::string& pointer = parser.error_pointer();
     return invalid(absl::StrCat(parser.error(), " (at ", pointer.empty() ? "the document root" : pointer, ")"),
                    pointer);

@@ -1,0 +1,75 @@
+#include "core/interner.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace shardplan {
+namespace {
+
+TEST(InternerTest, SameNameSameIdDenseInFirstSeenOrder) {
+  Interner names;
+  EXPECT_EQ(names.Intern("tp"), 0u);
+  EXPECT_EQ(names.Intern("dp"), 1u);
+  EXPECT_EQ(names.Intern("tp"), 0u);
+  EXPECT_EQ(names.Intern(""), 2u);
+  EXPECT_EQ(names.Intern(""), 2u);
+  EXPECT_EQ(names.size(), 3u);
+  EXPECT_EQ(names.View(1), "dp");
+  EXPECT_EQ(names.View(2), "");
+}
+
+TEST(InternerTest, FindDoesNotIntern) {
+  Interner names;
+  EXPECT_EQ(names.Find("x"), kNoName);  // before any slot exists
+  names.Intern("x");
+  EXPECT_EQ(names.Find("x"), 0u);
+  EXPECT_EQ(names.Find("y"), kNoName);
+  EXPECT_EQ(names.size(), 1u);
+}
+
+TEST(InternerTest, NamesThatShareLongPrefixesOrHoldNulBytesStayDistinct) {
+  Interner names;
+  const std::string a = "layers.0.mlp.experts.12.gate_proj.weight";
+  std::string b = a;
+  b.back() = 'u';
+  const std::string nul1("a\0b", 3), nul2("a\0c", 3);
+  const NameId ia = names.Intern(a), ib = names.Intern(b), n1 = names.Intern(nul1), n2 = names.Intern(nul2);
+  EXPECT_NE(ia, ib);
+  EXPECT_NE(n1, n2);
+  EXPECT_EQ(names.Find(nul2), n2);
+  EXPECT_EQ(names.View(n1), nul1);
+}
+
+// Growth from empty and from a reservation both keep every id and view.
+TEST(InternerTest, ManyNamesSurviveGrowth) {
+  for (size_t reserve : {size_t{0}, size_t{1000}, size_t{300000}}) {
+    Interner names;
+    names.Reserve(reserve);
+    std::vector<std::string> all;
+    for (int i = 0; i < 200000; ++i) all.push_back("m" + std::to_string(i * 7919));
+    for (size_t i = 0; i < all.size(); ++i) ASSERT_EQ(names.Intern(all[i]), i);
+    for (size_t i = 0; i < all.size(); ++i) {
+      ASSERT_EQ(names.Find(all[i]), i);
+      ASSERT_EQ(names.Intern(all[i]), i);
+      ASSERT_EQ(names.View(static_cast<NameId>(i)), all[i]);
+    }
+    EXPECT_EQ(names.Find("m1"), kNoName);
+    EXPECT_EQ(names.size(), all.size());
+  }
+}
+
+TEST(InternerTest, CloneKeepsIdsAndIsIndependent) {
+  Interner names;
+  names.Intern("a");
+  names.Intern("b");
+  Interner copy = names.Clone();
+  EXPECT_EQ(copy.Find("b"), 1u);
+  EXPECT_EQ(copy.Intern("c"), 2u);
+  EXPECT_EQ(names.Find("c"), kNoName);
+  EXPECT_EQ(names.Intern("d"), 2u);
+}
+
+}  // namespace
+}  // namespace shardplan
