@@ -1043,6 +1043,12 @@ ParsedDocument ParseDocument(std::string_view json, const Limits& limits) {
   // Documents spell about one distinct name per 70 to 100 bytes; sizing the
   // table once avoids rehashing millions of names as it grows.
   document->names.Reserve(json.size() / 96);
+  // The same for the large vectors, whose doubling would copy them and
+  // touch fresh pages each time. A generous estimate costs address space
+  // only: the pages past the last element are never touched.
+  document->parameters.reserve(json.size() / 128);
+  document->modules.reserve(json.size() / 128);
+  document->model_providers.reserve(json.size() / 256);
   Parser parser(*document, limits);
   Scanner scanner(json, parser, limits.max_json_depth);
   Value skeleton;
