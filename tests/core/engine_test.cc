@@ -314,7 +314,9 @@ TEST(EngineTest, EveryStyleOnLinearAndEmbeddingModules) {
       const bool embedding = doc.Name(entry.fqn) == "emb";
       const StylePlacements want = PlacementsOf(style, embedding);
       EXPECT_EQ(spell(entry.layout.params, "weight"), expect(want.weight)) << doc.Name(entry.fqn);
-      if (!embedding) EXPECT_EQ(spell(entry.layout.params, "bias"), expect(want.bias));
+      if (!embedding) {
+        EXPECT_EQ(spell(entry.layout.params, "bias"), expect(want.bias));
+      }
       const std::string input = embedding ? "input" : "x";  // the first named input, not *args
       EXPECT_EQ(spell(entry.layout.in_src, input), expect(want.in ? std::optional(want.in->first) : std::nullopt));
       EXPECT_EQ(spell(entry.layout.in_dst, input), expect(want.in ? std::optional(want.in->second) : std::nullopt));
