@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/layout_checks.h"
 #include "core/messages.h"
+#include "core/parallel.h"
 #include "core/parse.h"
 
 namespace shardplan {
@@ -37,45 +38,91 @@ bool SameAsCached(const Layout& plan, const Layout& cached) {
          plan.out_names == cached.out_names;
 }
 
-// The path of a plan entry's module, or kNoPath after reporting
-// unknown-module.
-PathId ResolveEntry(const ModuleTree& tree, const FqnLayout& entry, DiagnosticSink& sink) {
-  const std::string_view fqn = tree.doc().Name(entry.fqn);
-  const PathId path = tree.Resolve(fqn);
-  if (path == kNoPath) {
-    Diagnostic& d = sink.Error("unknown-module", msg::UnknownModule(fqn));
-    d.fqn = std::string(fqn);
-    d.pointer = entry.layout.pointer;
+void ReportUnknownModule(const FqnLayout& entry, const Document& doc, DiagnosticSink& sink) {
+  const std::string_view fqn = doc.Name(entry.fqn);
+  Diagnostic& d = sink.Error("unknown-module", msg::UnknownModule(fqn));
+  d.fqn = std::string(fqn);
+  d.pointer = entry.layout.pointer;
+}
+
+// What ValidatePlan learns of one plan entry on its own, in parallel.
+struct EntryCheck {
+  PathId path = kNoPath;
+  // The parameter of each of the entry's params (kNoParam: not resolved).
+  std::vector<ParamId> params;
+  bool removed_ownership = false;
+  DiagnosticSink found;  // ports, placements, family and parallel axes
+};
+
+constexpr ParamId kNoParam = UINT32_MAX;
+
+void CheckEntry(const ModuleTree& tree, const Owners& owners, const FqnLayout& entry, EntryCheck& out) {
+  const Document& doc = tree.doc();
+  out.path = tree.Resolve(doc.Name(entry.fqn));
+  if (out.path == kNoPath) return;
+  out.params.reserve(entry.layout.params->size());
+  for (const PlacementEntry& p : *entry.layout.params) {
+    const ModuleTree::ParamRef ref = tree.ResolveParameter(out.path, doc.Name(p.name));
+    out.params.push_back(ref.module_path == kNoPath ? kNoParam : ref.param);
   }
-  return path;
+  const Owner* owner = owners.Find(tree.module(out.path));
+  if (owner == nullptr || owner->path != out.path) return;
+  std::vector<ParamId> sorted = out.params;
+  std::sort(sorted.begin(), sorted.end());
+  out.removed_ownership = !std::all_of(owner->required.begin(), owner->required.end(), [&](ParamId p) {
+    return std::binary_search(sorted.begin(), sorted.end(), p);
+  });
+  CheckPorts(tree, out.path, entry.layout, out.found);
+  CheckPlacements(tree, out.path, entry.layout, out.found);
+  const Module& module = doc.modules[tree.module(out.path)];
+  if (module.family && module.family->cached) {
+    if (!SameAsCached(entry.layout, module.family->cached->sharding)) {
+      const std::string_view fqn = doc.Name(entry.fqn);
+      Diagnostic& d = out.found.Error("family-layout-changed", msg::FamilyLayoutChanged(fqn));
+      d.fqn = std::string(fqn);
+      d.pointer = entry.layout.pointer;
+    }
+  } else if (owner->parallel) {
+    CheckParallelAxes(tree, out.path, *owner->parallel, out.found);
+  }
 }
 
 }  // namespace
 
 void ReportUnknownModules(const ModuleTree& tree, const std::vector<FqnLayout>& plan, DiagnosticSink& sink) {
-  for (const FqnLayout& entry : plan) ResolveEntry(tree, entry, sink);
+  for (const FqnLayout& entry : plan) {
+    if (tree.Resolve(tree.doc().Name(entry.fqn)) == kNoPath) ReportUnknownModule(entry, tree.doc(), sink);
+  }
 }
 
+// Each entry is resolved and checked on its own in parallel; what depends on
+// earlier entries (placements declared for shared parameters) is then
+// settled in order, and the diagnostics come out in plan order.
 void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& claims,
                   const std::vector<FqnLayout>& plan, DiagnosticSink& sink) {
   const Document& doc = tree.doc();
+  std::vector<EntryCheck> checks(plan.size());
+  ParallelFor(plan.size(), 256, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) CheckEntry(tree, owners, plan[i], checks[i]);
+  });
+
   const size_t param_count = doc.parameters.size();
   std::vector<const NamedPlacements*> declared(param_count, nullptr);
   std::vector<bool> covered(param_count, false);
-  std::vector<uint32_t> declared_here(param_count, 0);  // plan entry index + 1
-
-  for (uint32_t i = 0; i < plan.size(); ++i) {
+  for (size_t i = 0; i < plan.size(); ++i) {
     const FqnLayout& entry = plan[i];
+    EntryCheck& check = checks[i];
     const std::string_view fqn = doc.Name(entry.fqn);
-    const PathId path = ResolveEntry(tree, entry, sink);
-    if (path == kNoPath) continue;
-    const Module& module = doc.modules[tree.module(path)];
-    for (const PlacementEntry& p : *entry.layout.params) {
-      const std::string_view local = doc.Name(p.name);
-      const ModuleTree::ParamRef ref = tree.ResolveParameter(path, local);
-      if (ref.module_path == kNoPath) continue;
-      const ParamId param = ref.param;
+    if (check.path == kNoPath) {
+      ReportUnknownModule(entry, doc, sink);
+      continue;
+    }
+    for (size_t k = 0; k < check.params.size(); ++k) {
+      const ParamId param = check.params[k];
+      if (param == kNoParam) continue;
+      const PlacementEntry& p = (*entry.layout.params)[k];
       if (declared[param] != nullptr && !SamePlacements(*declared[param], p.placements)) {
+        const std::string_view local = doc.Name(p.name);
         Diagnostic& d = sink.Error("override-shared-conflict", msg::OverrideSharedConflict(msg::FullName(fqn, local)));
         d.fqn = std::string(fqn);
         d.parameter = msg::FullName(fqn, local);
@@ -84,29 +131,13 @@ void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& cl
         declared[param] = &p.placements;
       }
       covered[param] = true;
-      declared_here[param] = i + 1;
     }
-
-    const Owner* owner = owners.Find(tree.module(path));
-    if (owner == nullptr || owner->path != path) continue;
-    const bool keeps_ownership = std::all_of(owner->required.begin(), owner->required.end(),
-                                             [&](ParamId p) { return declared_here[p] == i + 1; });
-    if (!keeps_ownership) {
+    if (check.removed_ownership) {
       Diagnostic& d = sink.Error("override-removed-ownership", msg::OverrideRemovedOwnership(fqn));
       d.fqn = std::string(fqn);
       d.pointer = absl::StrCat(entry.layout.pointer, "/params");
     }
-    CheckPorts(tree, path, entry.layout, sink);
-    CheckPlacements(tree, path, entry.layout, sink);
-    if (module.family && module.family->cached) {
-      if (!SameAsCached(entry.layout, module.family->cached->sharding)) {
-        Diagnostic& d = sink.Error("family-layout-changed", msg::FamilyLayoutChanged(fqn));
-        d.fqn = std::string(fqn);
-        d.pointer = entry.layout.pointer;
-      }
-    } else if (owner->parallel) {
-      CheckParallelAxes(tree, path, *owner->parallel, sink);
-    }
+    sink.Append(std::move(check.found));
   }
 
   for (ParamId p = 0; p < param_count; ++p) {

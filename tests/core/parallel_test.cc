@@ -71,6 +71,32 @@ std::string ManyLayers(int layers, bool mistakes) {
                       R"J({"up.weight": {"tp": "S(0)"}, "down.weight": {}}, "in_src": {"x": {}}, "in_dst": {"x": {}}}}]}})J");
 }
 
+// ManyLayers(layers, false) with a final plan for every owner. With
+// `mistakes`, every seventh layer's entries break the plan checks: a norm
+// that drops its weight, a port mismatch, an unknown axis, a conflicting
+// placement for a shared parameter and an entry for no module.
+std::string ManyLayersWithPlan(int layers, bool mistakes) {
+  std::string doc = ManyLayers(layers, /*mistakes=*/false);
+  std::string plan;
+  for (int l = 0; l < layers; ++l) {
+    const std::string L = std::to_string(l);
+    const bool bad = mistakes && l % 7 == 3;
+    absl::StrAppend(&plan, l ? ", " : "", "\"layers.", L, ".attn\": {\"params\": {\"q.weight\": {\"",
+                    bad ? "zz" : "tp", "\": \"S(0)\"}, \"o.weight\": {\"tp\": \"S(1)\"}}, \"in_src\": {\"h\": {}}, ",
+                    "\"in_dst\": {\"", bad ? "g" : "h", "\": {}}}, ");
+    if (bad) {
+      absl::StrAppend(&plan, "\"layers.", L, ".attn.q\": {\"params\": {\"weight\": {\"tp\": \"R\"}}}, ",
+                      "\"layers.", L, ".nope\": {\"params\": {}}, ");
+    }
+    absl::StrAppend(&plan, "\"layers.", L, ".mlp\": {\"params\": {\"up.weight\": {\"tp\": \"S(0)\"}, ",
+                    "\"down.weight\": {}}, \"in_src\": {\"x\": {}}, \"in_dst\": {\"x\": {}}}, ",
+                    "\"layers.", L, ".norm\": {\"params\": {", bad ? "" : "\"weight\": {\"dp\": \"R\"}",
+                    "}, \"in_src\": {\"x\": {}}, \"in_dst\": {\"x\": {}}}");
+  }
+  doc.pop_back();  // the document's closing brace
+  return absl::StrCat(doc, ", \"plan\": {\"modules\": {", plan, "}}}");
+}
+
 std::string ResultWith(const std::string& doc, int threads) {
   CheckOptions options;
   options.threads = threads;
@@ -95,6 +121,18 @@ TEST(ParallelTest, ValidLargeModelGivesTheSameResultForEveryThreadCount) {
   const std::string serial = ResultWith(doc, 1);
   ASSERT_NE(serial.find("\"ok\":true"), std::string::npos) << serial.substr(0, 400);
   for (int threads : {2, 4, 0}) EXPECT_EQ(ResultWith(doc, threads), serial) << "threads=" << threads;
+}
+
+TEST(ParallelTest, PlanChecksGiveTheSameResultForEveryThreadCount) {
+  const std::string valid = ManyLayersWithPlan(1500, /*mistakes=*/false);
+  ASSERT_NE(ResultWith(valid, 1).find("\"ok\":true"), std::string::npos) << ResultWith(valid, 1).substr(0, 600);
+  const std::string doc = ManyLayersWithPlan(1500, /*mistakes=*/true);
+  const std::string serial = ResultWith(doc, 1);
+  for (const char* code : {"override-removed-ownership", "ports-mismatch", "unknown-axis",
+                           "override-shared-conflict", "unknown-module"}) {
+    EXPECT_NE(serial.find(absl::StrCat("\"code\":\"", code, "\"")), std::string::npos) << code;
+  }
+  for (int threads : {2, 3, 8, 0}) EXPECT_EQ(ResultWith(doc, threads), serial) << "threads=" << threads;
 }
 
 TEST(ParallelTest, EveryTestDocumentGivesTheSameResultForEveryThreadCount) {
