@@ -1,8 +1,10 @@
 #include "core/collect.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/glob.h"
@@ -32,9 +34,12 @@ class Collector {
   // add(fqn, layout, parallel) of the reference, for a resolved path.
   // `layout` and `parallel` (null when none) live in the document.
   void Add(PathId path, const Layout& layout, const ParallelSpec* parallel, OwnerKind kind);
-  // Output normalization: derives out_names when absent; every output port
-  // must be named (unknown-output).
-  void NormalizeOutputs(PathId path, Owner& owner);
+  // False, after reporting multiple-owners, when the path's module has an
+  // owner already.
+  bool Vacant(PathId path, const Layout& layout);
+  // Output normalization: the derived out_names when the layout gives none;
+  // every output port must be named (unknown-output, into `sink`).
+  std::optional<std::vector<NameId>> NormalizeOutputs(PathId path, const Layout& layout, DiagnosticSink& sink) const;
   // Marks every module in the subtree of any family boundary; then, per
   // module, whether its own subtree contains such a module.
   std::vector<bool> TouchesFamilySubtree() const;
@@ -49,22 +54,23 @@ class Collector {
   bool dropped_ = false;
 };
 
-void Collector::Add(PathId path, const Layout& layout, const ParallelSpec* parallel, OwnerKind kind) {
-  const ModuleId m = tree_.module(path);
-  if (owners_.Has(m)) {
-    dropped_ = true;
-    Diagnostic& d = sink_.Error("multiple-owners", msg::MultipleOwners(tree_.fqn(path)));
-    d.fqn = std::string(tree_.fqn(path));
-    d.pointer = layout.pointer;
-    return;
-  }
-  Owner owner{path, m, kind, &layout, parallel, {}, {}, {}};
-  NormalizeOutputs(path, owner);
-  owners_.Add(std::move(owner));
+bool Collector::Vacant(PathId path, const Layout& layout) {
+  if (!owners_.Has(tree_.module(path))) return true;
+  dropped_ = true;
+  Diagnostic& d = sink_.Error("multiple-owners", msg::MultipleOwners(tree_.fqn(path)));
+  d.fqn = std::string(tree_.fqn(path));
+  d.pointer = layout.pointer;
+  return false;
 }
 
-void Collector::NormalizeOutputs(PathId path, Owner& owner) {
-  const Layout& layout = *owner.layout;
+void Collector::Add(PathId path, const Layout& layout, const ParallelSpec* parallel, OwnerKind kind) {
+  if (!Vacant(path, layout)) return;
+  std::optional<std::vector<NameId>> derived = NormalizeOutputs(path, layout, sink_);
+  owners_.Add(Owner{path, tree_.module(path), kind, &layout, parallel, std::move(derived), {}, {}});
+}
+
+std::optional<std::vector<NameId>> Collector::NormalizeOutputs(PathId path, const Layout& layout,
+                                                               DiagnosticSink& sink) const {
   if (!layout.out_names && (NonEmpty(layout.out_src) || NonEmpty(layout.out_dst))) {
     std::vector<NameId> names;
     NameSet seen;
@@ -74,10 +80,9 @@ void Collector::NormalizeOutputs(PathId path, Owner& owner) {
         if (seen.Insert(e.name)) names.push_back(e.name);
       }
     }
-    owner.derived_out_names = std::move(names);
-    return;  // every output port is named
+    return names;  // every output port is named
   }
-  if (!layout.out_names) return;
+  if (!layout.out_names) return std::nullopt;
   const NameSet named(*layout.out_names, [](NameId n) { return n; });
   std::vector<std::string_view> unknown;
   for (const auto* map : {&layout.out_src, &layout.out_dst}) {
@@ -86,25 +91,48 @@ void Collector::NormalizeOutputs(PathId path, Owner& owner) {
       if (!named.Contains(e.name)) unknown.push_back(doc_.Name(e.name));
     }
   }
-  if (unknown.empty()) return;
+  if (unknown.empty()) return std::nullopt;
   std::sort(unknown.begin(), unknown.end());
   unknown.erase(std::unique(unknown.begin(), unknown.end()), unknown.end());
-  Diagnostic& d = sink_.Error("unknown-output", msg::UnknownOutput(unknown));
+  Diagnostic& d = sink.Error("unknown-output", msg::UnknownOutput(unknown));
   d.fqn = std::string(tree_.fqn(path));
   d.pointer = absl::StrCat(layout.pointer, "/out_names");
+  return std::nullopt;
 }
 
+// Resolving each provider's FQN and normalizing its outputs depend on the
+// provider alone and run in parallel; adding the owners, which may collide,
+// runs in document order.
 void Collector::ModelProviders() {
-  for (const FqnLayout& provider : doc_.model_providers) {
-    const PathId path = tree_.Resolve(doc_.Name(provider.fqn));
-    if (path == kNoPath) {
+  const std::vector<FqnLayout>& providers = doc_.model_providers;
+  struct Resolved {
+    PathId path = kNoPath;
+    std::optional<std::vector<NameId>> derived_out_names;
+    DiagnosticSink found;  // unknown-output
+  };
+  std::vector<Resolved> resolved(providers.size());
+  ParallelFor(providers.size(), 256, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      Resolved& r = resolved[i];
+      r.path = tree_.Resolve(doc_.Name(providers[i].fqn));
+      if (r.path != kNoPath) r.derived_out_names = NormalizeOutputs(r.path, providers[i].layout, r.found);
+    }
+  });
+  for (size_t i = 0; i < providers.size(); ++i) {
+    const FqnLayout& provider = providers[i];
+    Resolved& r = resolved[i];
+    if (r.path == kNoPath) {
       dropped_ = true;
       Diagnostic& d = sink_.Error("unknown-module", msg::UnknownModule(doc_.Name(provider.fqn)));
       d.fqn = std::string(doc_.Name(provider.fqn));
       d.pointer = provider.layout.pointer;
       continue;
     }
-    Add(path, provider.layout, OrNull(doc_.modules[tree_.module(path)].parallel), OwnerKind::kModel);
+    if (!Vacant(r.path, provider.layout)) continue;
+    sink_.Append(std::move(r.found));
+    const ModuleId m = tree_.module(r.path);
+    owners_.Add(Owner{r.path, m, OwnerKind::kModel, &provider.layout, OrNull(doc_.modules[m].parallel),
+                      std::move(r.derived_out_names), {}, {}});
   }
 }
 

@@ -123,6 +123,27 @@ TEST(ParallelTest, ValidLargeModelGivesTheSameResultForEveryThreadCount) {
   for (int threads : {2, 4, 0}) EXPECT_EQ(ResultWith(doc, threads), serial) << "threads=" << threads;
 }
 
+TEST(ParallelTest, ModelProviderMistakesGiveTheSameResultForEveryThreadCount) {
+  std::string doc = ManyLayers(1500, /*mistakes=*/false);
+  // Every seventh layer: a provider for no module, and a norm provider with
+  // an output its out_names lack.
+  for (int l = 3; l < 1500; l += 7) {
+    const std::string L = std::to_string(l);
+    const std::string norm = absl::StrCat("\"layers.", L, ".norm\": {\"params\": {\"weight\": {\"dp\": \"R\"}}, ",
+                                          "\"in_src\": {\"x\": {}}, \"in_dst\": {\"x\": {}}");
+    const size_t at = doc.find(norm);
+    ASSERT_NE(at, std::string::npos) << norm;
+    doc.replace(at, norm.size(),
+                absl::StrCat("\"layers.", L, ".nope\": {\"params\": {}}, ", norm,
+                             ", \"out_names\": [\"y\"], \"out_src\": {\"z\": {}}"));
+  }
+  const std::string serial = ResultWith(doc, 1);
+  for (const char* code : {"unknown-module", "unknown-output"}) {
+    EXPECT_NE(serial.find(absl::StrCat("\"code\":\"", code, "\"")), std::string::npos) << code;
+  }
+  for (int threads : {2, 3, 8, 0}) EXPECT_EQ(ResultWith(doc, threads), serial) << "threads=" << threads;
+}
+
 TEST(ParallelTest, PlanChecksGiveTheSameResultForEveryThreadCount) {
   const std::string valid = ManyLayersWithPlan(1500, /*mistakes=*/false);
   ASSERT_NE(ResultWith(valid, 1).find("\"ok\":true"), std::string::npos) << ResultWith(valid, 1).substr(0, 600);
