@@ -115,14 +115,16 @@ class Reader {
     while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
   }
   size_t offset() const { return static_cast<size_t>(p_ - begin_); }
+  void Seek(size_t offset) { p_ = begin_ + offset; }
 
   // Reads the string at the cursor (on its '"'); false on an error.
   bool ReadString(std::string_view& out);
   // Reads the value at the cursor, `depth` containers deep; false on an
   // error.
   bool ReadValue(Value& out, int depth);
-  // Records a syntax error at the cursor; returns false.
+  // Records a syntax error at the cursor, or at `offset`; returns false.
   bool Fail(Error error) { return FailAt(error, p_); }
+  bool FailAt(Error error, size_t offset) { return FailAt(error, begin_ + offset); }
 
   // A copy of `members` in the arena.
   Value MakeObject(const std::vector<Member>& members);

@@ -15,6 +15,7 @@
 #include "oneapi/tbb/enumerable_thread_specific.h"
 #include "oneapi/tbb/info.h"
 #include "oneapi/tbb/parallel_for.h"
+#include "oneapi/tbb/parallel_pipeline.h"
 #include "oneapi/tbb/task_arena.h"
 #endif
 
@@ -34,6 +35,28 @@ void ParallelFor(size_t n, size_t grain, Body&& body) {
   }
   tbb::parallel_for(tbb::blocked_range<size_t>(0, n, grain),
                     [&](const tbb::blocked_range<size_t>& r) { body(r.begin(), r.end()); });
+#endif
+}
+
+// A two-stage pipeline: produce() returns the next item (nullptr at the
+// end) and consume(item) uses it. Each stage handles one item at a time, in
+// order, but the two overlap on different threads; at most `live` items are
+// in flight, so a producer cycling through `live` buffers never reuses one
+// still being consumed.
+template <typename T, typename Produce, typename Consume>
+void Pipeline(size_t live, Produce&& produce, Consume&& consume) {
+#ifdef SHARDPLAN_SERIAL
+  (void)live;
+  while (T* item = produce()) consume(*item);
+#else
+  tbb::parallel_pipeline(
+      live, tbb::make_filter<void, T*>(tbb::filter_mode::serial_in_order,
+                                       [&](tbb::flow_control& control) -> T* {
+                                         T* item = produce();
+                                         if (item == nullptr) control.stop();
+                                         return item;
+                                       }) &
+                tbb::make_filter<T*, void>(tbb::filter_mode::serial_in_order, [&](T* item) { consume(*item); }));
 #endif
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/json.h"
 #include "core/name_set.h"
+#include "core/parallel.h"
 #include "core/pyrepr.h"
 
 namespace shardplan {
@@ -886,7 +888,7 @@ bool Parser::CheckTree() {
 class Scanner {
  public:
   Scanner(std::string_view text, Parser& parser, int max_depth)
-      : reader_(text, max_depth), parser_(parser), max_depth_(max_depth) {}
+      : text_(text), reader_(text, max_depth), parser_(parser), max_depth_(max_depth) {}
 
   // False on a syntax error (reader().error()) or when the parser refused an
   // item (parser_failed()).
@@ -971,20 +973,100 @@ class Scanner {
       }
     }
   }
+  // Reads the member at the cursor (name, colon, value); false on a syntax
+  // error.
+  static bool ReadMember(json::Reader& r, int depth, std::string_view& key, Value& value) {
+    r.SkipSpace();
+    if (r.Peek() != '"') return r.Fail(json::Error::kObjectMissName);
+    if (!r.ReadString(key)) return false;
+    r.SkipSpace();
+    if (r.Peek() != ':') return r.Fail(json::Error::kObjectMissColon);
+    r.Skip();
+    r.SkipSpace();
+    return r.ReadValue(value, depth);
+  }
   // Hands each member of the map at the cursor to the parser, the map
-  // nesting `depth` deep.
+  // nesting `depth` deep. Reading the members and parsing them overlap: a
+  // pipeline reads batches of members, each with its own reader and arena,
+  // while the parser takes the batches before them in document order. The
+  // first error in document order wins, as in a serial read: a batch ends
+  // at a syntax error, the parser sees the members before it first, and
+  // reading stops once the parser has failed.
   bool StreamMap(Parser::Section section, int depth) {
-    return Members(depth, [&](std::string_view key) {
-      const json::Reader::Mark mark = reader_.GetMark();
-      Value item;
-      if (!reader_.ReadValue(item, depth)) return false;
-      const bool ok = parser_.StreamItem(section, key, item);
-      reader_.Release(mark);
-      parser_failed_ = !ok;
-      return ok;
-    });
+    reader_.Skip();  // '{'
+    if (depth > max_depth_) return reader_.Fail(json::Error::kTooDeep);
+    reader_.SkipSpace();
+    if (reader_.Peek() == '}') {
+      reader_.Skip();
+      return true;
+    }
+    struct Batch {
+      explicit Batch(std::string_view text, int max_depth) : reader(text, max_depth), mark(reader.GetMark()) {}
+      json::Reader reader;
+      json::Reader::Mark mark;
+      std::vector<std::pair<std::string_view, Value>> items;
+      bool failed = false;  // the batch ends at reader's syntax error
+    };
+    constexpr size_t kLive = 4, kBatchItems = 256;
+    std::vector<std::unique_ptr<Batch>> ring;
+    for (size_t i = 0; i < kLive; ++i) ring.push_back(std::make_unique<Batch>(text_, max_depth_));
+    size_t next = 0, offset = reader_.offset();
+    bool done = false;
+    const Batch* failed_batch = nullptr;
+    std::atomic<bool> parser_failed{false};
+    auto produce = [&]() -> Batch* {
+      if (done || parser_failed.load(std::memory_order_relaxed)) return nullptr;
+      Batch& batch = *ring[next++ % kLive];
+      json::Reader& r = batch.reader;
+      r.Release(batch.mark);
+      r.Seek(offset);
+      batch.items.clear();
+      batch.failed = false;
+      while (batch.items.size() < kBatchItems && !done) {
+        std::string_view key;
+        Value value;
+        if (!ReadMember(r, depth, key, value)) {
+          batch.failed = true;
+          break;
+        }
+        batch.items.emplace_back(key, value);
+        r.SkipSpace();
+        if (r.Peek() == ',') {
+          r.Skip();
+        } else if (r.Peek() == '}') {
+          r.Skip();
+          done = true;
+        } else {
+          r.Fail(json::Error::kObjectMissCommaOrCurlyBracket);
+          batch.failed = true;
+          break;
+        }
+      }
+      done = done || batch.failed;
+      offset = r.offset();
+      return &batch;
+    };
+    auto consume = [&](Batch& batch) {
+      if (parser_failed.load(std::memory_order_relaxed)) return;
+      for (const auto& [key, value] : batch.items) {
+        if (!parser_.StreamItem(section, key, value)) {
+          parser_failed.store(true, std::memory_order_relaxed);
+          return;
+        }
+      }
+      if (batch.failed) failed_batch = &batch;
+    };
+    Pipeline<Batch>(kLive, produce, consume);
+    if (parser_failed.load()) {
+      parser_failed_ = true;
+      return false;
+    }
+    if (failed_batch != nullptr) return reader_.FailAt(failed_batch->reader.error(), failed_batch->reader.error_offset());
+    reader_.Seek(offset);
+    return true;
   }
 
+  const std::string_view text_;
   json::Reader reader_;
   Parser& parser_;
   const int max_depth_;

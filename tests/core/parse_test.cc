@@ -1,6 +1,8 @@
 #include "core/parse.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -156,6 +158,51 @@ TEST(ParseTest, PathExplosionThroughSharedModulesIsRefused) {
   Limits small;
   small.max_paths = 2000;
   EXPECT_NE(Invalid(PathBomb(10), small).message, "");
+}
+
+// `count` modules, one per line after the first two lines, with `edits`
+// applied to the module of each given index: the large maps are read in
+// batches that overlap with parsing, and errors must still come in
+// document order.
+std::string ManyModules(int count, const std::vector<std::pair<int, std::string>>& edits) {
+  std::string text = "{\"schema\": \"shardplan.v1\", \"mesh\": {\"tp\": 2}, \"parameters\": {}, \"root\": \"m0\",\n"
+                     "\"modules\": {";
+  for (int i = 0; i < count; ++i) {
+    std::string module = "\"m" + std::to_string(i) + "\": {\"type\": \"Linear\"}";
+    for (const auto& [at, replacement] : edits) {
+      if (at == i) module = replacement;
+    }
+    text += (i ? ",\n" : "\n") + module;
+  }
+  return text + "}}";
+}
+
+TEST(ParseTest, ErrorsInLargeMapsComeInDocumentOrder) {
+  EXPECT_EQ(Invalid(ManyModules(5000, {})).message, "");
+  const std::string syntax = "\"m3000\" {\"type\": \"Linear\"}";  // no colon: line 3003, column 9
+  const std::string schema = "\"m%\": {\"typo\": 1}";
+  auto schema_at = [&](int i) {
+    std::string edit = schema;
+    edit.replace(edit.find('%'), 1, std::to_string(i));
+    return std::make_pair(i, edit);
+  };
+  Diagnostic d = Invalid(ManyModules(5000, {{3000, syntax}}));
+  EXPECT_EQ(d.message, "malformed JSON at line 3003, column 9: Missing a colon after a name of object member.");
+  // A schema error before the syntax error wins, however far apart.
+  for (int i : {10, 2990, 2999}) {
+    d = Invalid(ManyModules(5000, {schema_at(i), {3000, syntax}}));
+    EXPECT_EQ(*d.pointer, "/modules/m" + std::to_string(i) + "/typo") << d.message;
+  }
+  // After it, the syntax error wins.
+  for (int i : {3001, 3300, 4999}) {
+    d = Invalid(ManyModules(5000, {{3000, syntax}, schema_at(i)}));
+    EXPECT_NE(d.message.find("line 3003, column 9"), std::string::npos) << d.message;
+  }
+  // A missing comma after a member: the member before it is parsed first.
+  d = Invalid(ManyModules(5000, {{1000, "\"m1000\": {\"typo\": 1} \"m1000b\": {}"}}));
+  EXPECT_EQ(*d.pointer, "/modules/m1000/typo");
+  d = Invalid(ManyModules(5000, {{1000, "\"m1000\": {} \"m1000b\": {}"}}));
+  EXPECT_EQ(d.message, "malformed JSON at line 1003, column 13: Missing a comma or '}' after an object member.");
 }
 
 TEST(ParseTest, JsonPointerTokensAreEscaped) {
