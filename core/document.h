@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "core/interner.h"
 #include "core/name_set.h"
 #include "core/placement.h"
@@ -39,7 +40,7 @@ struct PlacementEntry {
   NameId name;
   NamedPlacements placements;
 };
-using PlacementMap = std::vector<PlacementEntry>;
+using PlacementMap = absl::InlinedVector<PlacementEntry, 1>;
 
 // A module sharding spec. A std::nullopt field was absent or null.
 struct Layout {
