@@ -5,6 +5,13 @@
 namespace shardplan {
 
 ModuleTree::ModuleTree(const Document& doc) : doc_(doc), first_path_(doc.modules.size(), kNoPath) {
+  size_t children = 0, params = 0;
+  for (const Module& module : doc.modules) {
+    children += module.children.size();
+    params += module.params.size();
+  }
+  child_index_.reserve(children);
+  param_index_.reserve(params);
   for (ModuleId m = 0; m < doc.modules.size(); ++m) {
     const Module& module = doc.modules[m];
     for (uint32_t i = 0; i < module.children.size(); ++i) child_index_.emplace(Key(m, module.children[i].first), i);

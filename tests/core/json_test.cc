@@ -266,6 +266,32 @@ TEST(JsonTest, AgreesWithRapidJsonOnRandomTexts) {
   EXPECT_LT(errors, 25000);
 }
 
+// Every length and position around the 8- and 16-byte scans: an escape,
+// a control character, UTF-8 or the closing quote at each offset.
+TEST(JsonTest, AgreesWithRapidJsonOnEveryStringLengthAndSpecialPosition) {
+  for (const std::string special : {"\\n", "\x01", "\x1f", "\xc3\xa9", "\xe2\x82\xac", " ", "\x7f"}) {
+    for (size_t length = 0; length < 40; ++length) {
+      for (size_t at = 0; at <= length; ++at) {
+        std::string body(length, 'a');
+        body.insert(at, special);
+        for (const std::string& text : {"\"" + body + "\"", "[\"" + body + "\", 1]", "\"" + body}) {
+          rapidjson::ParseErrorCode expected_code;
+          size_t expected_offset, offset;
+          Error error;
+          const std::string expected = ViaRapidJson(text, expected_code, expected_offset);
+          const std::string got = ViaReader(text, error, offset);
+          ASSERT_EQ(ToRapidJson(error), expected_code) << text;
+          if (error == Error::kNone) {
+            ASSERT_EQ(got, expected) << text;
+          } else {
+            ASSERT_EQ(offset, expected_offset) << text;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(JsonTest, StringsAreViewsOfTheTextUnlessEscaped) {
   const std::string text = R"J({"plain": "tp", "escaped": "a\nb"})J";
   Reader reader(text, 10);
