@@ -199,13 +199,14 @@ std::vector<PathId> Collector::MatchingPaths(const Glob& glob) const {
     first = below + 1;
     stop = tree_.end(below);
   }
+  const bool ascii = tree_.ascii();
   constexpr size_t kGrain = 2048;
   std::vector<std::vector<PathId>> chunks((stop - first + kGrain - 1) / kGrain);
   ParallelFor(chunks.size(), 1, [&](size_t begin, size_t end) {
     for (size_t c = begin; c < end; ++c) {
       const PathId last = static_cast<PathId>(std::min<size_t>(stop, first + (c + 1) * kGrain));
       for (PathId p = static_cast<PathId>(first + c * kGrain); p < last; ++p) {
-        if (glob.Matches(tree_.fqn(p))) chunks[c].push_back(p);
+        if (ascii ? glob.MatchesAscii(tree_.fqn(p)) : glob.Matches(tree_.fqn(p))) chunks[c].push_back(p);
       }
     }
   });

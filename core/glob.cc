@@ -27,6 +27,15 @@ std::vector<uint32_t> Decode(std::string_view text) {
   return out;
 }
 
+// One element of the regular-expression set text that fnmatch.translate
+// builds: a character, or (range_op) an unescaped '-' that joins two chunks.
+struct SetItem {
+  uint32_t cp;
+  bool range_op;
+};
+
+}  // namespace
+
 bool IsAscii(std::string_view text) {
   size_t i = 0;
   for (; i + 8 <= text.size(); i += 8) {
@@ -39,15 +48,6 @@ bool IsAscii(std::string_view text) {
   }
   return true;
 }
-
-// One element of the regular-expression set text that fnmatch.translate
-// builds: a character, or (range_op) an unescaped '-' that joins two chunks.
-struct SetItem {
-  uint32_t cp;
-  bool range_op;
-};
-
-}  // namespace
 
 Glob::Glob(std::string_view pattern) {
   const std::vector<uint32_t> pat = Decode(pattern);
@@ -205,7 +205,12 @@ void Glob::BuildSegments() {
   uint32_t begin = 0;
   for (uint32_t t = 0; t <= tokens_.size(); ++t) {
     if (t == tokens_.size() || tokens_[t].kind == Kind::kStar) {
-      segments_.push_back({begin, t});
+      Segment seg{begin, t, begin, static_cast<uint32_t>(ascii_literals_.size())};
+      while (seg.literal_end < t && tokens_[seg.literal_end].kind == Kind::kLiteral &&
+             tokens_[seg.literal_end].cp < 0x80) {
+        ascii_literals_ += static_cast<char>(tokens_[seg.literal_end++].cp);
+      }
+      segments_.push_back(seg);
       begin = t + 1;
     }
   }
@@ -213,7 +218,13 @@ void Glob::BuildSegments() {
 
 template <typename Char>
 bool Glob::SegmentMatchesAt(const Segment& seg, const Char* text) const {
-  for (uint32_t t = seg.begin; t < seg.end; ++t) {
+  uint32_t t = seg.begin;
+  if constexpr (sizeof(Char) == 1) {  // ASCII text
+    const size_t n = seg.literal_end - seg.begin;
+    if (n != 0 && std::memcmp(text, ascii_literals_.data() + seg.literal_offset, n) != 0) return false;
+    t = seg.literal_end;
+  }
+  for (; t < seg.end; ++t) {
     const Token& token = tokens_[t];
     const uint32_t c = static_cast<uint32_t>(text[t - seg.begin]);
     // Literals, by far the most common tokens, without the general dispatch.
@@ -233,8 +244,10 @@ bool Glob::MatchText(const Char* text, size_t size) const {
   if (segments_.size() == 1) return size == first_len && SegmentMatchesAt(first, text);
   const Segment& last = segments_.back();
   const size_t last_len = last.end - last.begin;
-  if (size < first_len + last_len || !SegmentMatchesAt(first, text) ||
-      !SegmentMatchesAt(last, text + size - last_len)) {
+  // The end first: matches share their start more often (a model's paths
+  // share their first names, and callers look below the literal prefix).
+  if (size < first_len + last_len || !SegmentMatchesAt(last, text + size - last_len) ||
+      !SegmentMatchesAt(first, text)) {
     return false;
   }
   size_t pos = first_len;
@@ -257,10 +270,12 @@ bool Glob::MatchText(const Char* text, size_t size) const {
   return true;
 }
 
+bool Glob::MatchesAscii(std::string_view text) const {
+  return MatchText(reinterpret_cast<const uint8_t*>(text.data()), text.size());
+}
+
 bool Glob::Matches(std::string_view text) const {
-  if (IsAscii(text)) {
-    return MatchText(reinterpret_cast<const uint8_t*>(text.data()), text.size());
-  }
+  if (IsAscii(text)) return MatchesAscii(text);
   const std::vector<uint32_t> cps = Decode(text);
   return MatchText(cps.data(), cps.size());
 }

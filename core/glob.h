@@ -13,12 +13,17 @@
 
 namespace shardplan {
 
+// Whether every byte of `text` is below 0x80 (eight at a time).
+bool IsAscii(std::string_view text);
+
 class Glob {
  public:
   // Compiles `pattern` (valid UTF-8). Every pattern is valid, as in fnmatch.
   explicit Glob(std::string_view pattern);
 
   bool Matches(std::string_view text) const;
+  // The same, for text known to be ASCII (not checked again).
+  bool MatchesAscii(std::string_view text) const;
 
   // True when the pattern has no wildcard: it matches exactly one string.
   bool is_literal() const { return literal_; }
@@ -42,6 +47,10 @@ class Glob {
   // A maximal run of single-character tokens between stars.
   struct Segment {
     uint32_t begin, end;  // [begin, end) into tokens_
+    // Tokens [begin, literal_end) are ASCII literals, spelled at
+    // ascii_literals_[literal_offset, + literal_end - begin): ASCII text
+    // compares them with one memcmp.
+    uint32_t literal_end, literal_offset;
   };
 
   void CompileSet(const std::vector<uint32_t>& pat, size_t open, size_t close);
@@ -58,6 +67,7 @@ class Glob {
   // one segment).
   std::vector<Segment> segments_;
   std::string literal_prefix_;
+  std::string ascii_literals_;
   bool literal_ = true;
 };
 

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "core/glob.h"
+
 namespace shardplan {
 
 ModuleTree::ModuleTree(const Document& doc) : doc_(doc), first_path_(doc.modules.size(), kNoPath) {
@@ -56,6 +58,7 @@ ModuleTree::ModuleTree(const Document& doc) : doc_(doc), first_path_(doc.modules
       stack.pop_back();
     }
   }
+  ascii_ = IsAscii(fqn_data_);
 }
 
 std::string ModuleTree::FullName(ParamPath param) const {

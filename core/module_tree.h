@@ -30,6 +30,8 @@ class ModuleTree {
 
   const Document& doc() const { return doc_; }
   size_t size() const { return module_.size(); }
+  // Whether every path's FQN is ASCII.
+  bool ascii() const { return ascii_; }
 
   ModuleId module(PathId p) const { return module_[p]; }
   PathId parent(PathId p) const { return parent_[p]; }
@@ -84,6 +86,7 @@ class ModuleTree {
   std::vector<PathId> end_;
   std::vector<uint64_t> fqn_offset_;  // size() + 1 entries
   std::string fqn_data_;
+  bool ascii_ = false;
   std::vector<uint32_t> child_begin_;
   std::vector<PathId> child_paths_;
   std::vector<PathId> first_path_;

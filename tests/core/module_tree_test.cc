@@ -95,5 +95,21 @@ TEST(ModuleTreeTest, TiedParameterIsOneIdentityUnderSeveralNames) {
   EXPECT_EQ(names, (std::vector<std::string>{"norm=n", "a.lin.weight=w", "b.lin.weight=w", "head.weight=w"}));
 }
 
+TEST(ModuleTreeTest, KnowsWhetherEveryFqnIsAscii) {
+  std::unique_ptr<Document> ascii = Parse(kShared);
+  EXPECT_TRUE(ModuleTree(*ascii).ascii());
+  std::string text = kShared;
+  text.replace(text.find("\"head\""), 6, "\"t\xc3\xaate\"");  // "tête"
+  std::unique_ptr<Document> unicode = Parse(text);
+  const ModuleTree tree(*unicode);
+  EXPECT_FALSE(tree.ascii());
+  EXPECT_NE(tree.Resolve("t\xc3\xaate"), kNoPath);
+  // The unused module's name does not count: only paths' FQNs do.
+  text = kShared;
+  text.replace(text.find("\"orphan\": {}"), 12, "\"orphan\": {\"children\": {\"\xc3\xa9\": \"lin\"}}");
+  std::unique_ptr<Document> unused = Parse(text);
+  EXPECT_TRUE(ModuleTree(*unused).ascii());
+}
+
 }  // namespace
 }  // namespace shardplan
