@@ -118,7 +118,7 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
         Diagnostic& d = sink.Error(code, message(full));
         d.fqn = std::string(fqn);
         d.parameter = full;
-        d.pointer = absl::StrCat(owner.layout->pointer, "/params/", JsonPointerToken(local));
+        d.pointer = absl::StrCat(doc.PointerOf(owner.layout->origin), "/params/", JsonPointerToken(local));
       };
       const ModuleTree::ParamRef& ref = scan.resolved[i];
       if (ref.module_path == kNoPath) {
@@ -143,7 +143,7 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
     if (!scan.omitted_message.empty()) {
       Diagnostic& d = sink.Error("omitted-parameters", scan.omitted_message);
       d.fqn = std::string(fqn);
-      d.pointer = absl::StrCat(owner.layout->pointer, "/params");
+      d.pointer = absl::StrCat(doc.PointerOf(owner.layout->origin), "/params");
     }
     for (ParamId p : scan.expected) claims.expected[p] = true;
     std::sort(owner.required.begin(), owner.required.end());

@@ -59,7 +59,7 @@ bool Collector::Vacant(PathId path, const Layout& layout) {
   dropped_ = true;
   Diagnostic& d = sink_.Error("multiple-owners", msg::MultipleOwners(tree_.fqn(path)));
   d.fqn = std::string(tree_.fqn(path));
-  d.pointer = layout.pointer;
+  d.pointer = doc_.PointerOf(layout.origin);
   return false;
 }
 
@@ -96,7 +96,7 @@ std::optional<std::vector<NameId>> Collector::NormalizeOutputs(PathId path, cons
   unknown.erase(std::unique(unknown.begin(), unknown.end()), unknown.end());
   Diagnostic& d = sink.Error("unknown-output", msg::UnknownOutput(unknown));
   d.fqn = std::string(tree_.fqn(path));
-  d.pointer = absl::StrCat(layout.pointer, "/out_names");
+  d.pointer = absl::StrCat(doc_.PointerOf(layout.origin), "/out_names");
   return std::nullopt;
 }
 
@@ -125,7 +125,7 @@ void Collector::ModelProviders() {
       dropped_ = true;
       Diagnostic& d = sink_.Error("unknown-module", msg::UnknownModule(doc_.Name(provider.fqn)));
       d.fqn = std::string(doc_.Name(provider.fqn));
-      d.pointer = provider.layout.pointer;
+      d.pointer = doc_.PointerOf(provider.layout.origin);
       continue;
     }
     if (!Vacant(r.path, provider.layout)) continue;
@@ -290,7 +290,7 @@ void CheckNesting(const ModuleTree& tree, const Owners& owners, DiagnosticSink& 
       const std::string_view outer = tree.fqn(entries[i]->path), fqn = tree.fqn(inner->path);
       Diagnostic& d = sink.Error("overlapping-communication", msg::OverlappingCommunication(outer, fqn));
       d.fqn = std::string(fqn);
-      d.pointer = inner->parallel->pointer;
+      d.pointer = doc.PointerOf(inner->parallel->origin);
     }
   }
 }

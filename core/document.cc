@@ -1,6 +1,38 @@
 #include "core/document.h"
 
+#include "absl/strings/str_cat.h"
+#include "core/parse.h"
+
 namespace shardplan {
+
+std::string Document::PointerOf(const Origin& origin) const {
+  auto module = [&](std::string_view rest) {
+    return absl::StrCat("/modules/", JsonPointerToken(Name(modules[origin.index].id)), rest);
+  };
+  switch (origin.kind) {
+    case Origin::Kind::kProvider:
+      return absl::StrCat("/providers/sharding/", JsonPointerToken(Name(model_providers[origin.index].fqn)));
+    case Origin::Kind::kPlan:
+      return absl::StrCat("/plan/modules/", JsonPointerToken(Name((*plan)[origin.index].fqn)));
+    case Origin::Kind::kOverride:
+      return absl::StrCat("/overrides/", JsonPointerToken(Name(overrides[origin.index].fqn)));
+    case Origin::Kind::kNativeSharding:
+      return absl::StrCat("/providers/native/", origin.index, "/sharding");
+    case Origin::Kind::kNativeParallel:
+      return absl::StrCat("/providers/native/", origin.index, "/parallel");
+    case Origin::Kind::kFamily:
+      return module("/family/sharding");
+    case Origin::Kind::kCachedSharding:
+      return module("/family/cached/sharding");
+    case Origin::Kind::kCachedParallel:
+      return module("/family/cached/parallel");
+    case Origin::Kind::kModuleParallel:
+      return module("/parallel");
+    case Origin::Kind::kTemplateRule:
+      return templates[origin.index].rules[origin.rule].pointer;
+  }
+  return "";
+}
 
 std::unique_ptr<Document> Document::Clone() const {
   auto copy = std::make_unique<Document>();

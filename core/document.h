@@ -42,6 +42,27 @@ struct PlacementEntry {
 };
 using PlacementMap = absl::InlinedVector<PlacementEntry, 1>;
 
+// Where in the document a layout or a parallel spec was declared. Its JSON
+// pointer is spelled from this only when a diagnostic needs it
+// (Document::PointerOf): a model has millions of them.
+struct Origin {
+  enum class Kind : uint8_t {
+    kProvider,        // /providers/sharding/<fqn of model_providers[index]>
+    kPlan,            // /plan/modules/<fqn of (*plan)[index]>
+    kOverride,        // /overrides/<fqn of overrides[index]>
+    kNativeSharding,  // /providers/native/<index>/sharding
+    kNativeParallel,  // /providers/native/<index>/parallel
+    kFamily,          // /modules/<id of modules[index]>/family/sharding
+    kCachedSharding,  // /modules/<id>/family/cached/sharding
+    kCachedParallel,  // /modules/<id>/family/cached/parallel
+    kModuleParallel,  // /modules/<id>/parallel
+    kTemplateRule,    // the pointer of templates[index].rules[rule]
+  };
+  Kind kind = Kind::kProvider;
+  uint32_t index = 0;
+  uint32_t rule = 0;
+};
+
 // A module sharding spec. A std::nullopt field was absent or null.
 struct Layout {
   std::optional<PlacementMap> params;
@@ -53,14 +74,13 @@ struct Layout {
   // The first legacy field (local_compute_fn, inner_wrapper, inner_target,
   // region_dispatch) with a non-null value, or kNoName.
   NameId legacy_field = kNoName;
-  // JSON pointer of the layout object in the document.
-  std::string pointer;
+  Origin origin;  // of the layout object
 };
 
 struct ParallelSpec {
   NameId binding_kind;
   std::vector<NameId> axes;
-  std::string pointer;
+  Origin origin;
 };
 
 struct Family {
@@ -142,6 +162,8 @@ struct Document {
   std::vector<FqnLayout> overrides;
 
   std::string_view Name(NameId id) const { return names.View(id); }
+  // The JSON pointer of what `origin` names (of a layout or parallel spec).
+  std::string PointerOf(const Origin& origin) const;
   // A deep copy (the planner interns new names into its own document).
   std::unique_ptr<Document> Clone() const;
   // Whether `axis` is one of the mesh's axes.

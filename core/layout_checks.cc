@@ -29,10 +29,10 @@ void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, Diagn
   const Document& doc = tree.doc();
   if (layout.legacy_field != kNoName) {
     At(sink.Error("legacy-injection", msg::LegacyInjection()), tree, path,
-       absl::StrCat(layout.pointer, "/", doc.Name(layout.legacy_field)));
+       absl::StrCat(doc.PointerOf(layout.origin), "/", doc.Name(layout.legacy_field)));
   }
   if (!layout.params || !layout.in_src || !layout.in_dst) {
-    At(sink.Error("ports-missing", msg::PortsMissing()), tree, path, layout.pointer);
+    At(sink.Error("ports-missing", msg::PortsMissing()), tree, path, doc.PointerOf(layout.origin));
   }
   if (layout.in_src && layout.in_dst) {
     bool same = layout.in_src->size() == layout.in_dst->size();
@@ -40,7 +40,7 @@ void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, Diagn
       const NameSet dst(*layout.in_dst, [](const PlacementEntry& e) { return e.name; });
       for (const PlacementEntry& e : *layout.in_src) same = same && dst.Contains(e.name);
     }
-    if (!same) At(sink.Error("ports-mismatch", msg::PortsMismatch()), tree, path, layout.pointer + "/in_dst");
+    if (!same) At(sink.Error("ports-mismatch", msg::PortsMismatch()), tree, path, doc.PointerOf(layout.origin) + "/in_dst");
   }
   const Module& module = doc.modules[tree.module(path)];
   if (layout.in_src && !module.var_keyword) {
@@ -54,7 +54,7 @@ void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, Diagn
     if (!unknown.empty()) {
       std::sort(unknown.begin(), unknown.end());
       At(sink.Error("unknown-forward-input", msg::UnknownForwardInput(unknown)), tree, path,
-         absl::StrCat(layout.pointer, "/in_src/", JsonPointerToken(unknown.front())));
+         absl::StrCat(doc.PointerOf(layout.origin), "/in_src/", JsonPointerToken(unknown.front())));
     }
   }
   if (layout.out_names) {
@@ -63,7 +63,7 @@ void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, Diagn
     for (size_t i = 0; i < names.size(); ++i) {
       if (!seen.Insert(names[i])) {
         At(sink.Error("duplicate-output-name", msg::DuplicateOutputName()), tree, path,
-           absl::StrCat(layout.pointer, "/out_names/", i));
+           absl::StrCat(doc.PointerOf(layout.origin), "/out_names/", i));
         break;
       }
     }
@@ -83,7 +83,7 @@ void CheckPlacements(const ModuleTree& tree, PathId path, const Layout& layout, 
       for (const AxisPlacement& a : e.placements) {
         if (doc.IsMeshAxis(a.axis) || !reported.Insert(a.axis)) continue;
         Diagnostic& d = At(sink.Error("unknown-axis", msg::UnknownAxis(doc.Name(a.axis))), tree, path,
-                           absl::StrCat(layout.pointer, "/", key, "/", JsonPointerToken(doc.Name(e.name)), "/",
+                           absl::StrCat(doc.PointerOf(layout.origin), "/", key, "/", JsonPointerToken(doc.Name(e.name)), "/",
                                         JsonPointerToken(doc.Name(a.axis))));
         if (key == "params") d.parameter = msg::FullName(tree.fqn(path), doc.Name(e.name));
       }
@@ -95,7 +95,7 @@ void CheckPlacements(const ModuleTree& tree, PathId path, const Layout& layout, 
                                      [](const AxisPlacement& a) { return a.placement.is_partial(); });
     if (!partial) continue;
     Diagnostic& d = At(sink.Error("partial-parameter", msg::PartialParameter()), tree, path,
-                       absl::StrCat(layout.pointer, "/params/", JsonPointerToken(doc.Name(e.name))));
+                       absl::StrCat(doc.PointerOf(layout.origin), "/params/", JsonPointerToken(doc.Name(e.name))));
     d.parameter = msg::FullName(tree.fqn(path), doc.Name(e.name));
   }
 }
@@ -107,7 +107,7 @@ void CheckParallelAxes(const ModuleTree& tree, PathId path, const ParallelSpec& 
     const NameId axis = parallel.axes[i];
     if (doc.IsMeshAxis(axis) || !reported.Insert(axis)) continue;
     At(sink.Error("parallel-unknown-axis", msg::ParallelUnknownAxis(doc.Name(axis))), tree, path,
-       absl::StrCat(parallel.pointer, "/axes/", i));
+       absl::StrCat(doc.PointerOf(parallel.origin), "/axes/", i));
   }
 }
 

@@ -163,11 +163,12 @@ class Parser {
   bool NonEmptyName(const Value& key, std::string_view what);
 
   bool ParseMesh(const Value& v);
-  bool ParseModule(const Value& v, Module& module);
+  // `index`: the module's index in the document.
+  bool ParseModule(const Value& v, ModuleId index, Module& module);
   bool ParseForward(const Value& v, Module& module);
-  bool ParseFamily(const Value& v, Family& family);
-  bool ParseParallel(const Value& v, std::optional<ParallelSpec>& out);
-  bool ParseLayout(const Value& v, bool in_plan, Layout& out);
+  bool ParseFamily(const Value& v, ModuleId index, Family& family);
+  bool ParseParallel(const Value& v, Origin origin, std::optional<ParallelSpec>& out);
+  bool ParseLayout(const Value& v, bool in_plan, Origin origin, Layout& out);
   bool ParsePlacementMap(const Value& v, PlacementMap& out);
   bool ParseNamedPlacements(const Value& v, NamedPlacements& out);
   bool ParseProviders(const Value& v);
@@ -411,7 +412,8 @@ bool Parser::ParseOverrides(const Value& v) {
   for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
     At at(*this, Str(m->name));
     FqnLayout entry{doc_.names.Intern(Str(m->name)), {}};
-    if (!ParseLayout(m->value, /*in_plan=*/true, entry.layout)) return false;
+    const Origin origin{Origin::Kind::kOverride, static_cast<uint32_t>(doc_.overrides.size())};
+    if (!ParseLayout(m->value, /*in_plan=*/true, origin, entry.layout)) return false;
     doc_.overrides.push_back(std::move(entry));
   }
   return true;
@@ -485,7 +487,7 @@ bool Parser::ModuleItem(std::string_view id, const Value& v) {
   Module& module = doc_.modules.emplace_back();
   module.id = doc_.names.Intern(id);
   if (!Define(module_by_name_, module.id, index)) return Fail(absl::StrCat("duplicate key ", PyRepr(id)));
-  return ParseModule(v, module);
+  return ParseModule(v, index, module);
 }
 
 // Child and parameter references name ids that may be defined later in the
@@ -517,7 +519,7 @@ bool Parser::ResolveReferences() {
   return true;
 }
 
-bool Parser::ParseModule(const Value& v, Module& module) {
+bool Parser::ParseModule(const Value& v, ModuleId index, Module& module) {
   enum { kType, kForward, kChildren, kParams, kParallel, kFamily };
   static constexpr std::array<std::string_view, 6> kKeys = {"type",   "forward",  "children",
                                                            "params", "parallel", "family"};
@@ -563,12 +565,12 @@ bool Parser::ParseModule(const Value& v, Module& module) {
   }
   if (f[kParallel]) {
     At at(*this, "parallel");
-    if (!ParseParallel(*f[kParallel], module.parallel)) return false;
+    if (!ParseParallel(*f[kParallel], {Origin::Kind::kModuleParallel, index}, module.parallel)) return false;
   }
   if (f[kFamily]) {
     At at(*this, "family");
     module.family = std::make_unique<Family>();
-    if (!ParseFamily(*f[kFamily], *module.family)) return false;
+    if (!ParseFamily(*f[kFamily], index, *module.family)) return false;
   }
   return true;
 }
@@ -594,7 +596,7 @@ bool Parser::ParseForward(const Value& v, Module& module) {
   return true;
 }
 
-bool Parser::ParseFamily(const Value& v, Family& family) {
+bool Parser::ParseFamily(const Value& v, ModuleId index, Family& family) {
   enum { kParallel, kSharding, kCached };
   static constexpr std::array<std::string_view, 3> kKeys = {"parallel", "sharding", "cached"};
   Fields<3> f;
@@ -607,7 +609,7 @@ bool Parser::ParseFamily(const Value& v, Family& family) {
   if (f[kSharding] && !f[kSharding]->IsNull()) {
     At at(*this, "sharding");
     family.sharding.emplace();
-    if (!ParseLayout(*f[kSharding], /*in_plan=*/false, *family.sharding)) return false;
+    if (!ParseLayout(*f[kSharding], /*in_plan=*/false, {Origin::Kind::kFamily, index}, *family.sharding)) return false;
   }
   if (f[kCached] && !f[kCached]->IsNull()) {
     At at(*this, "cached");
@@ -618,24 +620,29 @@ bool Parser::ParseFamily(const Value& v, Family& family) {
     family.cached.emplace();
     {
       At at_sharding(*this, "sharding");
-      if (!ParseLayout(*c[kCachedSharding], /*in_plan=*/false, family.cached->sharding)) return false;
+      if (!ParseLayout(*c[kCachedSharding], /*in_plan=*/false, {Origin::Kind::kCachedSharding, index},
+                       family.cached->sharding)) {
+        return false;
+      }
     }
     if (c[kCachedParallel]) {
       At at_parallel(*this, "parallel");
-      if (!ParseParallel(*c[kCachedParallel], family.cached->parallel)) return false;
+      if (!ParseParallel(*c[kCachedParallel], {Origin::Kind::kCachedParallel, index}, family.cached->parallel)) {
+        return false;
+      }
     }
   }
   return true;
 }
 
-bool Parser::ParseParallel(const Value& v, std::optional<ParallelSpec>& out) {
+bool Parser::ParseParallel(const Value& v, Origin origin, std::optional<ParallelSpec>& out) {
   if (v.IsNull()) return true;
   enum { kBindingKind, kAxes };
   static constexpr std::array<std::string_view, 2> kKeys = {"binding_kind", "axes"};
   Fields<2> f;
   if (!ReadFields(v, kKeys, f) || !Required(f[kBindingKind], "binding_kind")) return false;
   ParallelSpec spec;
-  spec.pointer = Pointer();
+  spec.origin = origin;
   {
     At at(*this, "binding_kind");
     if (!ExpectString(*f[kBindingKind])) return false;
@@ -683,14 +690,14 @@ bool Parser::ParsePlacementMap(const Value& v, PlacementMap& out) {
   return true;
 }
 
-bool Parser::ParseLayout(const Value& v, bool in_plan, Layout& out) {
+bool Parser::ParseLayout(const Value& v, bool in_plan, Origin origin, Layout& out) {
   enum { kParams, kInSrc, kInDst, kOutSrc, kOutDst, kOutNames, kFirstLegacy };
   static constexpr std::array<std::string_view, 10> kKeys = {
       "params",  "in_src",           "in_dst",        "out_src",      "out_dst",
       "out_names", "local_compute_fn", "inner_wrapper", "inner_target", "region_dispatch"};
   Fields<10> f;
   if (!ReadFields(v, kKeys, f)) return false;
-  out.pointer = Pointer();
+  out.origin = origin;
   std::optional<PlacementMap>* const maps[] = {&out.params, &out.in_src, &out.in_dst, &out.out_src, &out.out_dst};
   for (int k = kParams; k <= kOutDst; ++k) {
     if (f[k] == nullptr || f[k]->IsNull()) {
@@ -727,7 +734,9 @@ bool Parser::FqnLayoutItem(bool in_plan, std::string_view fqn, const Value& v) {
   At at(*this, fqn);
   FqnLayout entry{doc_.names.Intern(fqn), {}};
   if (!(in_plan ? plan_fqns_ : provider_fqns_).Insert(entry.fqn)) return Fail(absl::StrCat("duplicate key ", PyRepr(fqn)));
-  if (!ParseLayout(v, in_plan, entry.layout)) return false;
+  const Origin origin = in_plan ? Origin{Origin::Kind::kPlan, static_cast<uint32_t>(doc_.plan ? doc_.plan->size() : 0)}
+                                : Origin{Origin::Kind::kProvider, static_cast<uint32_t>(doc_.model_providers.size())};
+  if (!ParseLayout(v, in_plan, origin, entry.layout)) return false;
   if (!in_plan) {
     doc_.model_providers.push_back(std::move(entry));
   } else {
@@ -772,11 +781,13 @@ bool Parser::ParseProviders(const Value& v) {
       }
       {
         At at_sharding(*this, "sharding");
-        if (!ParseLayout(*r[kRequestSharding], /*in_plan=*/false, request.sharding)) return false;
+        const Origin origin{Origin::Kind::kNativeSharding, static_cast<uint32_t>(i)};
+        if (!ParseLayout(*r[kRequestSharding], /*in_plan=*/false, origin, request.sharding)) return false;
       }
       if (r[kParallel]) {
         At at_parallel(*this, "parallel");
-        if (!ParseParallel(*r[kParallel], request.parallel)) return false;
+        const Origin origin{Origin::Kind::kNativeParallel, static_cast<uint32_t>(i)};
+        if (!ParseParallel(*r[kParallel], origin, request.parallel)) return false;
       }
       doc_.native.push_back(std::move(request));
     }

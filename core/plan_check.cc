@@ -42,7 +42,7 @@ void ReportUnknownModule(const FqnLayout& entry, const Document& doc, Diagnostic
   const std::string_view fqn = doc.Name(entry.fqn);
   Diagnostic& d = sink.Error("unknown-module", msg::UnknownModule(fqn));
   d.fqn = std::string(fqn);
-  d.pointer = entry.layout.pointer;
+  d.pointer = doc.PointerOf(entry.layout.origin);
 }
 
 // What ValidatePlan learns of one plan entry on its own, in parallel.
@@ -80,7 +80,7 @@ void CheckEntry(const ModuleTree& tree, const Owners& owners, const FqnLayout& e
       const std::string_view fqn = doc.Name(entry.fqn);
       Diagnostic& d = out.found.Error("family-layout-changed", msg::FamilyLayoutChanged(fqn));
       d.fqn = std::string(fqn);
-      d.pointer = entry.layout.pointer;
+      d.pointer = doc.PointerOf(entry.layout.origin);
     }
   } else if (owner->parallel) {
     CheckParallelAxes(tree, out.path, *owner->parallel, out.found);
@@ -126,7 +126,7 @@ void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& cl
         Diagnostic& d = sink.Error("override-shared-conflict", msg::OverrideSharedConflict(msg::FullName(fqn, local)));
         d.fqn = std::string(fqn);
         d.parameter = msg::FullName(fqn, local);
-        d.pointer = absl::StrCat(entry.layout.pointer, "/params/", JsonPointerToken(local));
+        d.pointer = absl::StrCat(doc.PointerOf(entry.layout.origin), "/params/", JsonPointerToken(local));
       } else if (declared[param] == nullptr) {
         declared[param] = &p.placements;
       }
@@ -135,7 +135,7 @@ void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& cl
     if (check.removed_ownership) {
       Diagnostic& d = sink.Error("override-removed-ownership", msg::OverrideRemovedOwnership(fqn));
       d.fqn = std::string(fqn);
-      d.pointer = absl::StrCat(entry.layout.pointer, "/params");
+      d.pointer = absl::StrCat(doc.PointerOf(entry.layout.origin), "/params");
     }
     sink.Append(std::move(check.found));
   }

@@ -156,7 +156,9 @@ class TemplatePlanner {
       e.layout.params.emplace();
       e.layout.in_src.emplace();
       e.layout.in_dst.emplace();
-      e.layout.pointer = rule.pointer;
+      // `t` and `rule` are the document's own: their indexes name them.
+      e.layout.origin = {Origin::Kind::kTemplateRule, static_cast<uint32_t>(&t - doc_.templates.data()),
+                         static_cast<uint32_t>(&rule - t.rules.data())};
     }
     Entry& e = entries_[it->second];
     if (std::find(e.rules.begin(), e.rules.end(), &rule) == e.rules.end()) {
@@ -271,8 +273,8 @@ std::vector<ParamDeclaration> DeclarationsOf(const ModuleTree& tree, const std::
       d.placements = &e.placements;
       d.fqn = std::string(doc.Name(entry.fqn));
       d.local_name = std::string(doc.Name(e.name));
-      d.pointer = from_templates ? entry.layout.pointer
-                                 : absl::StrCat(entry.layout.pointer, "/params/", JsonPointerToken(d.local_name));
+      d.pointer = from_templates ? doc.PointerOf(entry.layout.origin)
+                                 : absl::StrCat(doc.PointerOf(entry.layout.origin), "/params/", JsonPointerToken(d.local_name));
       for (const PackedParam& p : packed) {
         if (p.entry == i && p.name == e.name) {
           d.fused_parts = 2;

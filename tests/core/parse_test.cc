@@ -49,7 +49,7 @@ TEST(ParseTest, ValidDocumentParses) {
   EXPECT_EQ(doc.Name(m.forward[2]), "kwargs");
   EXPECT_TRUE(m.var_keyword);
   ASSERT_EQ(doc.model_providers.size(), 1u);
-  EXPECT_EQ(doc.model_providers[0].layout.pointer, "/providers/sharding/");
+  EXPECT_EQ(doc.PointerOf(doc.model_providers[0].layout.origin), "/providers/sharding/");
 }
 
 TEST(ParseTest, TruncatedJsonNamesLineAndColumn) {
@@ -205,6 +205,36 @@ TEST(ParseTest, ErrorsInLargeMapsComeInDocumentOrder) {
   EXPECT_EQ(d.message, "malformed JSON at line 1003, column 13: Missing a comma or '}' after an object member.");
 }
 
+// Layouts and parallel specs keep where they were declared; their pointers
+// are spelled on demand, escaped.
+TEST(ParseTest, LayoutsAndParallelSpecsSpellTheirPointers) {
+  const std::string text = R"J({
+    "schema": "shardplan.v1", "mesh": {"tp": 2}, "parameters": {}, "root": "r~1",
+    "modules": {
+      "r~1": {"children": {"f": "f/x"}, "parallel": {"binding_kind": "tp"}},
+      "f/x": {"parallel": {"binding_kind": "tp"}, "family": {"sharding": {"params": {}},
+              "cached": {"sharding": {"params": {}}, "parallel": {"binding_kind": "tp"}}}}
+    },
+    "providers": {"sharding": {"a/b": {"params": {}}},
+                  "native": [{"match": ["f"], "sharding": {}}, {"match": ["f"], "sharding": {},
+                              "parallel": {"binding_kind": "ep"}}]},
+    "plan": {"modules": {"": {"params": {}}, "f~": {"params": {}}}}
+  })J";
+  ParsedDocument parsed = ParseDocument(text, Limits{});
+  ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
+  const Document& doc = *parsed.document;
+  EXPECT_EQ(doc.PointerOf(doc.model_providers[0].layout.origin), "/providers/sharding/a~1b");
+  EXPECT_EQ(doc.PointerOf(doc.native[1].sharding.origin), "/providers/native/1/sharding");
+  EXPECT_EQ(doc.PointerOf(doc.native[1].parallel->origin), "/providers/native/1/parallel");
+  EXPECT_EQ(doc.PointerOf((*doc.plan)[1].layout.origin), "/plan/modules/f~0");
+  const Module& root = doc.modules[0];
+  const Module& f = doc.modules[1];
+  EXPECT_EQ(doc.PointerOf(root.parallel->origin), "/modules/r~01/parallel");
+  EXPECT_EQ(doc.PointerOf(f.family->sharding->origin), "/modules/f~1x/family/sharding");
+  EXPECT_EQ(doc.PointerOf(f.family->cached->sharding.origin), "/modules/f~1x/family/cached/sharding");
+  EXPECT_EQ(doc.PointerOf(f.family->cached->parallel->origin), "/modules/f~1x/family/cached/parallel");
+}
+
 TEST(ParseTest, JsonPointerTokensAreEscaped) {
   EXPECT_EQ(JsonPointerToken("a/b~c"), "a~1b~0c");
   EXPECT_EQ(*Invalid(Edit("\"tp\": 4", "\"t/p\": 0")).pointer, "/mesh/t~1p");
@@ -228,7 +258,7 @@ TEST(ParseTest, TemplatesAndOverridesParse) {
   EXPECT_EQ(doc.templates[0].rules[0].pointer, "/templates/0/rules/layers.*.q_proj");
   EXPECT_EQ(doc.templates[1].prefix, "");
   ASSERT_EQ(doc.overrides.size(), 1u);
-  EXPECT_EQ(doc.overrides[0].layout.pointer, "/overrides/");
+  EXPECT_EQ(doc.PointerOf(doc.overrides[0].layout.origin), "/overrides/");
 }
 
 TEST(ParseTest, TemplateMistakesAreInvalidDocuments) {
