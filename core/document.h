@@ -34,6 +34,12 @@ enum class Dtype : uint8_t {
   kBool,
 };
 
+// A vector as large as a std::vector (24 bytes) that holds up to 16 bytes of
+// elements inline: the few names, children, parameters or dims a module or
+// parameter usually has need no allocation.
+template <typename T>
+using SmallVector = absl::InlinedVector<T, 16 / sizeof(T)>;
+
 // Named placements of ports (inputs or outputs) or of parameters, keyed by an
 // interned (possibly dotted) local name, in document order.
 struct PlacementEntry {
@@ -79,7 +85,7 @@ struct Layout {
 
 struct ParallelSpec {
   NameId binding_kind;
-  std::vector<NameId> axes;
+  SmallVector<NameId> axes;
   Origin origin;
 };
 
@@ -95,19 +101,19 @@ struct Family {
 
 struct Parameter {
   NameId id;
-  std::optional<std::vector<int64_t>> shape;  // nullopt: unknown
-  std::vector<int64_t> blocks;                // empty: all 1
+  std::optional<SmallVector<int64_t>> shape;  // nullopt: unknown
+  SmallVector<int64_t> blocks;                // empty: all 1
   Dtype dtype = Dtype::kFloat32;
 };
 
 struct Module {
   NameId id;
   NameId type = kNoName;
-  std::vector<NameId> forward;  // names, without the '*' / '**' markers
+  SmallVector<NameId> forward;  // names, without the '*' / '**' markers
   bool var_keyword = false;     // forward has a **kwargs parameter
   NameId first_input = kNoName;  // the first forward name without a marker
-  std::vector<std::pair<NameId, ModuleId>> children;
-  std::vector<std::pair<NameId, ParamId>> params;
+  SmallVector<std::pair<NameId, ModuleId>> children;
+  SmallVector<std::pair<NameId, ParamId>> params;
   std::optional<ParallelSpec> parallel;
   // Behind a pointer: most modules have none, and a Family holds three
   // layouts.

@@ -300,7 +300,7 @@ std::optional<MemoryReport> ComputeMemory(const Document& doc,
   for (size_t p = 0; p < doc.parameters.size(); ++p) {
     const Parameter& param = doc.parameters[p];
     if (!param.shape) continue;
-    const std::vector<int64_t>& shape = *param.shape;
+    const SmallVector<int64_t>& shape = *param.shape;
     const int64_t rank = static_cast<int64_t>(shape.size());
     u128 full = DtypeBytes(param.dtype);
     for (int64_t size : shape) full = SatMul(full, static_cast<uint64_t>(size));

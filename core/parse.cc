@@ -182,7 +182,7 @@ class Parser {
   bool FqnLayoutItem(bool in_plan, std::string_view fqn, const Value& v);
   bool ResolveReferences();
   bool CheckTree();
-  bool NonNegativeInts(const Value& v, bool positive, std::vector<int64_t>& out);
+  bool NonNegativeInts(const Value& v, bool positive, SmallVector<int64_t>& out);
 
   Document& doc_;
   const Limits& limits_;
@@ -278,7 +278,7 @@ bool Parser::NonEmptyName(const Value& key, std::string_view what) {
   return true;
 }
 
-bool Parser::NonNegativeInts(const Value& v, bool positive, std::vector<int64_t>& out) {
+bool Parser::NonNegativeInts(const Value& v, bool positive, SmallVector<int64_t>& out) {
   if (!ExpectArray(v)) return false;
   out.reserve(v.Size());
   for (size_t i = 0; i < v.Size(); ++i) {
@@ -495,7 +495,7 @@ bool Parser::ModuleItem(std::string_view id, const Value& v) {
 // the index, and this replaces them once every id is known.
 bool Parser::ResolveReferences() {
   // Replaces each (name, id's NameId) of `refs` by (name, index of that id).
-  auto resolve = [&](std::vector<std::pair<NameId, uint32_t>>& refs, const std::vector<uint32_t>& by_name,
+  auto resolve = [&](SmallVector<std::pair<NameId, uint32_t>>& refs, const std::vector<uint32_t>& by_name,
                      std::string_view key, std::string_view what) {
     for (auto& [name, target] : refs) {
       const uint32_t index = target < by_name.size() ? by_name[target] : kNone;

@@ -96,7 +96,7 @@ EvenCounts EvenShardCounts(uint64_t units, uint64_t fused, uint64_t shards) {
 void CheckOne(const Document& doc, const absl::flat_hash_map<NameId, size_t>& axis_index,
               const ParamDeclaration& decl, bool out_of_range_is_error, DiagnosticSink& sink) {
   const Parameter& param = doc.parameters[decl.param];
-  const std::vector<int64_t>& shape = *param.shape;
+  const SmallVector<int64_t>& shape = *param.shape;
   const int64_t rank = static_cast<int64_t>(shape.size());
   const std::string full_name = msg::FullName(decl.fqn, decl.local_name);
   const auto report = [&](std::string_view code, Severity severity, std::string message) {

@@ -36,7 +36,11 @@ class Model {
   ParamId Add(std::optional<std::vector<int64_t>> shape, NamedPlacements placements = {},
               Dtype dtype = Dtype::kFloat32, std::vector<int64_t> blocks = {}) {
     const ParamId id = static_cast<ParamId>(doc.parameters.size());
-    doc.parameters.push_back({doc.names.Intern(absl::StrCat("p", id)), std::move(shape), std::move(blocks), dtype});
+    Parameter& param = doc.parameters.emplace_back();
+    param.id = doc.names.Intern(absl::StrCat("p", id));
+    if (shape) param.shape.emplace(shape->begin(), shape->end());
+    param.blocks.assign(blocks.begin(), blocks.end());
+    param.dtype = dtype;
     placements_.push_back(std::move(placements));
     return id;
   }

@@ -26,7 +26,10 @@ class Plan {
 
   ParamId Param(std::optional<std::vector<int64_t>> shape, std::vector<int64_t> blocks = {}) {
     const ParamId id = static_cast<ParamId>(doc.parameters.size());
-    doc.parameters.push_back({doc.names.Intern(absl::StrCat("p", id)), std::move(shape), std::move(blocks)});
+    Parameter& param = doc.parameters.emplace_back();
+    param.id = doc.names.Intern(absl::StrCat("p", id));
+    if (shape) param.shape.emplace(shape->begin(), shape->end());
+    param.blocks.assign(blocks.begin(), blocks.end());
     return id;
   }
 
