@@ -39,7 +39,7 @@ class Collector {
   bool Vacant(PathId path, const Layout& layout);
   // Output normalization: the derived out_names when the layout gives none;
   // every output port must be named (unknown-output, into `sink`).
-  std::optional<std::vector<NameId>> NormalizeOutputs(PathId path, const Layout& layout, DiagnosticSink& sink) const;
+  std::optional<SmallVector<NameId>> NormalizeOutputs(PathId path, const Layout& layout, DiagnosticSink& sink) const;
   // Marks every module in the subtree of any family boundary; then, per
   // module, whether its own subtree contains such a module.
   std::vector<bool> TouchesFamilySubtree() const;
@@ -65,14 +65,14 @@ bool Collector::Vacant(PathId path, const Layout& layout) {
 
 void Collector::Add(PathId path, const Layout& layout, const ParallelSpec* parallel, OwnerKind kind) {
   if (!Vacant(path, layout)) return;
-  std::optional<std::vector<NameId>> derived = NormalizeOutputs(path, layout, sink_);
+  std::optional<SmallVector<NameId>> derived = NormalizeOutputs(path, layout, sink_);
   owners_.Add(Owner{path, tree_.module(path), kind, &layout, parallel, std::move(derived), {}, {}});
 }
 
-std::optional<std::vector<NameId>> Collector::NormalizeOutputs(PathId path, const Layout& layout,
+std::optional<SmallVector<NameId>> Collector::NormalizeOutputs(PathId path, const Layout& layout,
                                                                DiagnosticSink& sink) const {
   if (!layout.out_names && (NonEmpty(layout.out_src) || NonEmpty(layout.out_dst))) {
-    std::vector<NameId> names;
+    SmallVector<NameId> names;
     NameSet seen;
     for (const auto* map : {&layout.out_src, &layout.out_dst}) {
       if (!*map) continue;
@@ -107,7 +107,7 @@ void Collector::ModelProviders() {
   const std::vector<FqnLayout>& providers = doc_.model_providers;
   struct Resolved {
     PathId path = kNoPath;
-    std::optional<std::vector<NameId>> derived_out_names;
+    std::optional<SmallVector<NameId>> derived_out_names;
     DiagnosticSink found;  // unknown-output
   };
   std::vector<Resolved> resolved(providers.size());

@@ -76,7 +76,7 @@ struct Layout {
   std::optional<PlacementMap> in_dst;
   std::optional<PlacementMap> out_src;
   std::optional<PlacementMap> out_dst;
-  std::optional<std::vector<NameId>> out_names;
+  std::optional<SmallVector<NameId>> out_names;
   // The first legacy field (local_compute_fn, inner_wrapper, inner_target,
   // region_dispatch) with a non-null value, or kNoName.
   NameId legacy_field = kNoName;

@@ -39,7 +39,7 @@ void FillOwned(const ModuleTree& tree, Ownership& o, Result& result) {
   owned.entries.reserve(entries.size());
   for (Owner* e : entries) {
     owned.entries.push_back(
-        {std::string(tree.fqn(e->path)), e->kind, e->layout, e->parallel, std::move(e->derived_out_names),
+        {tree.fqn(e->path), e->kind, e->layout, e->parallel, std::move(e->derived_out_names),
          std::move(e->dropped), std::move(e->required)});
   }
   owned.owned_params = std::move(o.claims.owned_params);

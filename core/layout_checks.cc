@@ -58,7 +58,7 @@ void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, Diagn
     }
   }
   if (layout.out_names) {
-    const std::vector<NameId>& names = *layout.out_names;
+    const SmallVector<NameId>& names = *layout.out_names;
     NameSet seen;
     for (size_t i = 0; i < names.size(); ++i) {
       if (!seen.Insert(names[i])) {

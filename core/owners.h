@@ -25,11 +25,11 @@ struct Owner {
   const Layout* layout;
   const ParallelSpec* parallel;  // null when none
   // out_names derived by output normalization when the layout gives none.
-  std::optional<std::vector<NameId>> derived_out_names;
+  std::optional<SmallVector<NameId>> derived_out_names;
   // Indexes into layout->params dropped by claims (a tied parameter already
   // claimed with the same placement), increasing.
-  std::vector<uint32_t> dropped;
-  std::vector<ParamId> required;  // filled by claims, sorted
+  SmallVector<uint32_t> dropped;
+  SmallVector<ParamId> required;  // filled by claims, sorted
 };
 
 class Owners {

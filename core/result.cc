@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/types/span.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 
@@ -42,7 +43,7 @@ void WritePlacementMap(Writer& w, const Document& doc, const PlacementMap& map) 
 // when present.
 template <typename WriteParams>
 void WriteLayoutWith(Writer& w, const Document& doc, const Layout& layout, WriteParams write_params,
-                     const std::optional<std::vector<NameId>>& out_names) {
+                     const std::optional<SmallVector<NameId>>& out_names) {
   w.StartObject();
   Key(w, "params");
   if (layout.params) {
@@ -162,7 +163,7 @@ void WriteCommunication(Writer& w, const Document& doc, const CommunicationRepor
   w.EndObject();
 }
 
-void WriteParamIds(Writer& w, const Document& doc, const std::vector<ParamId>& ids) {
+void WriteParamIds(Writer& w, const Document& doc, absl::Span<const ParamId> ids) {
   std::vector<std::string_view> names;
   names.reserve(ids.size());
   for (ParamId p : ids) names.push_back(doc.Name(doc.parameters[p].id));

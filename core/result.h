@@ -20,13 +20,13 @@ namespace shardplan {
 // An owner as collected; its layout as the result prints it is the
 // document's layout less `dropped` params, with derived out_names if any.
 struct OwnedEntry {
-  std::string fqn;
+  std::string_view fqn;  // into the result's tree
   OwnerKind kind;
   const Layout* layout;
   const ParallelSpec* parallel;  // null when none
-  std::optional<std::vector<NameId>> derived_out_names;
-  std::vector<uint32_t> dropped;
-  std::vector<ParamId> required;  // sorted by id
+  std::optional<SmallVector<NameId>> derived_out_names;
+  SmallVector<uint32_t> dropped;
+  SmallVector<ParamId> required;  // sorted by id
 };
 
 struct Owned {

@@ -55,7 +55,7 @@ TEST(EngineTest, TiedParameterWithEqualPlacementBecomesAnAlias) {
   // The later claimant's declaration is dropped; the first stays canonical.
   ASSERT_EQ(owned.entries.size(), 2u);
   EXPECT_EQ(owned.entries[1].fqn, "head");
-  EXPECT_EQ(owned.entries[1].dropped, (std::vector<uint32_t>{0}));
+  EXPECT_EQ(owned.entries[1].dropped, (SmallVector<uint32_t>{0}));
   EXPECT_TRUE(owned.entries[1].required.empty());
   EXPECT_EQ(owned.entries[0].required.size(), 1u);
 }
