@@ -34,14 +34,8 @@ void CheckOwnership(const ModuleTree& tree, Ownership& o, DiagnosticSink& sink) 
 
 // Fills result.owned from a successful ownership check (moves out of it).
 void FillOwned(const ModuleTree& tree, Ownership& o, Result& result) {
-  const std::vector<Owner*> entries = o.owners.InOrder();
   Owned& owned = result.owned.emplace();
-  owned.entries.reserve(entries.size());
-  for (Owner* e : entries) {
-    owned.entries.push_back(
-        {tree.fqn(e->path), e->kind, e->layout, e->parallel, std::move(e->derived_out_names),
-         std::move(e->dropped), std::move(e->required)});
-  }
+  owned.entries = o.owners.Take();
   owned.owned_params = std::move(o.claims.owned_params);
   for (ParamId p = 0; p < o.claims.expected.size(); ++p) {
     if (o.claims.expected[p]) owned.expected.push_back(p);

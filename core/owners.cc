@@ -1,5 +1,7 @@
 #include "core/owners.h"
 
+#include <algorithm>
+
 namespace shardplan {
 
 void Owners::Add(Owner owner) {
@@ -12,6 +14,21 @@ void Owners::Remove(ModuleId m) {
   if (index_[m] == kNone) return;
   removed_[index_[m]] = true;
   index_[m] = kNone;
+}
+
+std::vector<Owner> Owners::Take() {
+  size_t kept = 0;
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    if (removed_[i]) continue;
+    if (kept != i) entries_[kept] = std::move(entries_[i]);
+    ++kept;
+  }
+  entries_.resize(kept);
+  std::vector<Owner> out = std::move(entries_);
+  entries_.clear();
+  removed_.clear();
+  std::fill(index_.begin(), index_.end(), kNone);
+  return out;
 }
 
 std::vector<Owner*> Owners::InOrder() {

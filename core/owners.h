@@ -46,6 +46,8 @@ class Owners {
   std::vector<Owner*> InOrder();
   std::vector<const Owner*> InOrder() const;
   const Owner* Find(ModuleId m) const { return index_[m] == kNone ? nullptr : &entries_[index_[m]]; }
+  // The live entries in insertion order, moved out; no entry is left.
+  std::vector<Owner> Take();
 
  private:
   static constexpr uint32_t kNone = UINT32_MAX;

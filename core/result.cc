@@ -81,7 +81,7 @@ void WriteLayout(Writer& w, const Document& doc, const Layout& layout) {
 
 // An owner's layout as the result prints it: less the params claims dropped,
 // with derived out_names when it gives none.
-void WriteOwnedLayout(Writer& w, const Document& doc, const OwnedEntry& entry) {
+void WriteOwnedLayout(Writer& w, const Document& doc, const Owner& entry) {
   const Layout& layout = *entry.layout;
   WriteLayoutWith(
       w, doc, layout,
@@ -213,21 +213,22 @@ std::string ResultToJson(const Result& result) {
   w.EndArray();
   if (result.owned) {
     const Document& doc = *result.document;
+    const ModuleTree& tree = *result.tree;
     const Owned& owned = *result.owned;
     Key(w, "owned");
     w.StartObject();
     Key(w, "specs");
     w.StartObject();
-    for (const OwnedEntry& e : owned.entries) {
-      Key(w, e.fqn);
+    for (const Owner& e : owned.entries) {
+      Key(w, tree.fqn(e.path));
       WriteOwnedLayout(w, doc, e);
     }
     w.EndObject();
     Key(w, "parallel");
     w.StartObject();
-    for (const OwnedEntry& e : owned.entries) {
+    for (const Owner& e : owned.entries) {
       if (!e.parallel) continue;
-      Key(w, e.fqn);
+      Key(w, tree.fqn(e.path));
       w.StartObject();
       Key(w, "binding_kind");
       String(w, doc.Name(e.parallel->binding_kind));
@@ -246,8 +247,8 @@ std::string ResultToJson(const Result& result) {
     WriteParamIds(w, doc, owned.expected);
     Key(w, "required");
     w.StartObject();
-    for (const OwnedEntry& e : owned.entries) {
-      Key(w, e.fqn);
+    for (const Owner& e : owned.entries) {
+      Key(w, tree.fqn(e.path));
       WriteParamIds(w, doc, e.required);
     }
     w.EndObject();

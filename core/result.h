@@ -17,20 +17,12 @@
 
 namespace shardplan {
 
-// An owner as collected; its layout as the result prints it is the
-// document's layout less `dropped` params, with derived out_names if any.
-struct OwnedEntry {
-  std::string_view fqn;  // into the result's tree
-  OwnerKind kind;
-  const Layout* layout;
-  const ParallelSpec* parallel;  // null when none
-  std::optional<SmallVector<NameId>> derived_out_names;
-  SmallVector<uint32_t> dropped;
-  SmallVector<ParamId> required;  // sorted by id
-};
-
 struct Owned {
-  std::vector<OwnedEntry> entries;  // entry order
+  // The owners as collected, in entry order (their FQNs: the result's tree
+  // at their paths). An owner's layout as the result prints it is the
+  // document's layout less its `dropped` params, with its derived out_names
+  // if any.
+  std::vector<Owner> entries;
   // Every owned parameter name, in named_parameters(root) order (see
   // OwnedNames for the sorted spellings).
   std::vector<ModuleTree::ParamPath> owned_params;

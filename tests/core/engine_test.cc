@@ -54,7 +54,7 @@ TEST(EngineTest, TiedParameterWithEqualPlacementBecomesAnAlias) {
   EXPECT_EQ(OwnedNames(r), (std::vector<std::string>{"embed.weight", "head.weight"}));
   // The later claimant's declaration is dropped; the first stays canonical.
   ASSERT_EQ(owned.entries.size(), 2u);
-  EXPECT_EQ(owned.entries[1].fqn, "head");
+  EXPECT_EQ(r.tree->fqn(owned.entries[1].path), "head");
   EXPECT_EQ(owned.entries[1].dropped, (SmallVector<uint32_t>{0}));
   EXPECT_TRUE(owned.entries[1].required.empty());
   EXPECT_EQ(owned.entries[0].required.size(), 1u);
@@ -78,7 +78,7 @@ TEST(EngineTest, RootLevelOwnerHasEmptyFqnAndNamesParametersWithoutPrefix) {
   Result r = CheckDoc(Doc(R"J({"sharding": {"": {"params": {"embed.weight": {"tp": "R"}, "norm.weight": {}},
                                            "in_src": {"input_ids": {}}, "in_dst": {"input_ids": {}}}}})J"));
   ASSERT_TRUE(r.ok) << r.diagnostics[0].message;
-  EXPECT_EQ(r.owned->entries[0].fqn, "");
+  EXPECT_EQ(r.tree->fqn(r.owned->entries[0].path), "");
   EXPECT_EQ(OwnedNames(r), (std::vector<std::string>{"embed.weight", "head.weight", "norm.weight"}));
   ASSERT_EQ(r.owned->aliases.size(), 1u);
   EXPECT_EQ(r.owned->aliases[0].second, "head.weight");
