@@ -15,8 +15,8 @@ struct OwnerScan {
   // Per entry of the layout's params, in order: the parameter slot it names
   // (module_path kNoPath: unknown-parameter; kNested: nested-duplicate).
   static constexpr PathId kNested = kNoPath - 1;
-  std::vector<ModuleTree::ParamRef> resolved;
-  std::vector<ParamId> expected;  // deduplicated, first-seen order
+  SmallVector<ModuleTree::ParamRef> resolved;
+  SmallVector<ParamId> expected;  // deduplicated, first-seen order
   std::string omitted_message;    // empty when nothing is omitted
 };
 
