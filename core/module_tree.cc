@@ -7,17 +7,16 @@
 namespace shardplan {
 
 ModuleTree::ModuleTree(const Document& doc) : doc_(doc), first_path_(doc.modules.size(), kNoPath) {
-  size_t children = 0, params = 0;
-  for (const Module& module : doc.modules) {
-    children += module.children.size();
-    params += module.params.size();
-  }
-  child_index_.reserve(children);
-  param_index_.reserve(params);
+  // Only modules with many children or parameters (a ModuleList of
+  // layers or experts) are indexed; the others are scanned (IndexOf).
   for (ModuleId m = 0; m < doc.modules.size(); ++m) {
     const Module& module = doc.modules[m];
-    for (uint32_t i = 0; i < module.children.size(); ++i) child_index_.emplace(Key(m, module.children[i].first), i);
-    for (uint32_t i = 0; i < module.params.size(); ++i) param_index_.emplace(Key(m, module.params[i].first), i);
+    if (module.children.size() > kScanLimit) {
+      for (uint32_t i = 0; i < module.children.size(); ++i) child_index_.emplace(Key(m, module.children[i].first), i);
+    }
+    if (module.params.size() > kScanLimit) {
+      for (uint32_t i = 0; i < module.params.size(); ++i) param_index_.emplace(Key(m, module.params[i].first), i);
+    }
   }
 
   auto add_path = [&](ModuleId m, PathId parent, NameId name) {
@@ -74,8 +73,8 @@ std::string ModuleTree::FullName(ParamPath param) const {
 }
 
 PathId ModuleTree::ChildNamed(PathId p, NameId name) const {
-  auto it = child_index_.find(Key(module_[p], name));
-  return it == child_index_.end() ? kNoPath : child(p, it->second);
+  const uint32_t i = IndexOf(module_[p], doc_.modules[module_[p]].children, child_index_, name);
+  return i == kNone ? kNoPath : child(p, i);
 }
 
 ModuleTree::ParamRef ModuleTree::ResolveParameter(PathId from, std::string_view local) const {
@@ -85,9 +84,10 @@ ModuleTree::ParamRef ModuleTree::ResolveParameter(PathId from, std::string_view 
   if (q == kNoPath) return {};
   const NameId name = doc_.names.Find(dot == std::string_view::npos ? local : local.substr(dot + 1));
   if (name == kNoName) return {};
-  auto it = param_index_.find(Key(module_[q], name));
-  if (it == param_index_.end()) return {};
-  return {q, name, doc_.modules[module_[q]].params[it->second].second};
+  const auto& params = doc_.modules[module_[q]].params;
+  const uint32_t i = IndexOf(module_[q], params, param_index_, name);
+  if (i == kNone) return {};
+  return {q, name, params[i].second};
 }
 
 PathId ModuleTree::ResolveFrom(PathId from, std::string_view relative) const {

@@ -79,6 +79,24 @@ class ModuleTree {
 
  private:
   static uint64_t Key(uint32_t owner, NameId name) { return (uint64_t{owner} << 32) | name; }
+  // Modules with at most this many children (parameters) are not indexed:
+  // scanning a few inline pairs beats a hash lookup, and the indexes stay
+  // small.
+  static constexpr size_t kScanLimit = 8;
+  static constexpr uint32_t kNone = UINT32_MAX;
+  // The index of `name` among module m's (name, id) pairs, or kNone.
+  template <typename Pairs>
+  static uint32_t IndexOf(ModuleId m, const Pairs& pairs, const absl::flat_hash_map<uint64_t, uint32_t>& index,
+                          NameId name) {
+    if (pairs.size() <= kScanLimit) {
+      for (uint32_t i = 0; i < pairs.size(); ++i) {
+        if (pairs[i].first == name) return i;
+      }
+      return kNone;
+    }
+    auto it = index.find(Key(m, name));
+    return it == index.end() ? kNone : it->second;
+  }
 
   const Document& doc_;
   std::vector<ModuleId> module_;
@@ -90,8 +108,9 @@ class ModuleTree {
   std::vector<uint32_t> child_begin_;
   std::vector<PathId> child_paths_;
   std::vector<PathId> first_path_;
-  absl::flat_hash_map<uint64_t, uint32_t> child_index_;  // (module, name) -> index
-  absl::flat_hash_map<uint64_t, uint32_t> param_index_;  // (module, name) -> index
+  // (module, name) -> index, for modules with more than kScanLimit.
+  absl::flat_hash_map<uint64_t, uint32_t> child_index_;
+  absl::flat_hash_map<uint64_t, uint32_t> param_index_;
 };
 
 }  // namespace shardplan

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/parse.h"
 #include "gtest/gtest.h"
 
@@ -109,6 +110,38 @@ TEST(ModuleTreeTest, KnowsWhetherEveryFqnIsAscii) {
   text.replace(text.find("\"orphan\": {}"), 12, "\"orphan\": {\"children\": {\"\xc3\xa9\": \"lin\"}}");
   std::unique_ptr<Document> unused = Parse(text);
   EXPECT_TRUE(ModuleTree(*unused).ascii());
+}
+
+// Modules with few children or parameters are scanned, those with many
+// indexed: both find every name, and nothing else.
+TEST(ModuleTreeTest, FindsChildrenAndParametersOfSmallAndLargeModules) {
+  for (int n : {1, 8, 9, 300}) {
+    std::string params, children, param_ids;
+    for (int i = 0; i < n; ++i) {
+      const std::string I = std::to_string(i);
+      absl::StrAppend(&param_ids, i ? ", " : "", "\"w", I, "\": {}");
+      absl::StrAppend(&params, i ? ", " : "", "\"p", I, "\": \"w", I, "\"");
+      absl::StrAppend(&children, i ? ", " : "", "\"c", I, "\": \"leaf\"");
+    }
+    const std::string text = absl::StrCat(R"J({"schema": "shardplan.v1", "mesh": {}, "parameters": {)J", param_ids,
+                                           R"J(}, "root": "big", "modules": {"leaf": {}, "big": {"children": {)J",
+                                           children, "}, \"params\": {", params, "}}}}");
+    std::unique_ptr<Document> doc = Parse(text);
+    const ModuleTree tree(*doc);
+    for (int i = 0; i < n; ++i) {
+      const std::string I = std::to_string(i);
+      const PathId c = tree.Resolve("c" + I);
+      ASSERT_NE(c, kNoPath) << n << " " << I;
+      EXPECT_EQ(tree.fqn(c), "c" + I);
+      const ModuleTree::ParamRef ref = tree.ResolveParameter(0, "p" + I);
+      ASSERT_EQ(ref.module_path, 0u) << n << " " << I;
+      EXPECT_EQ(doc->Name(doc->parameters[ref.param].id), "w" + I);
+    }
+    EXPECT_EQ(tree.Resolve("c" + std::to_string(n)), kNoPath);
+    EXPECT_EQ(tree.Resolve("p0"), kNoPath);  // a parameter is not a child
+    EXPECT_EQ(tree.ResolveParameter(0, "c0").module_path, kNoPath);
+    EXPECT_EQ(tree.ResolveParameter(0, "q").module_path, kNoPath);
+  }
 }
 
 }  // namespace
