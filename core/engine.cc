@@ -33,7 +33,7 @@ void CheckOwnership(const ModuleTree& tree, Ownership& o, DiagnosticSink& sink) 
 }
 
 // Fills result.owned from a successful ownership check (moves out of it).
-void FillOwned(const ModuleTree& tree, Ownership& o, Result& result) {
+void FillOwned(Ownership& o, Result& result) {
   Owned& owned = result.owned.emplace();
   owned.entries = o.owners.Take();
   owned.owned_params = std::move(o.claims.owned_params);
@@ -58,7 +58,7 @@ Result CheckDocument(std::shared_ptr<const Document> doc) {
   }
   result.ok = !sink.has_errors();
   result.diagnostics = sink.Take();
-  if (result.ok) FillOwned(*tree, o, result);
+  if (result.ok) FillOwned(o, result);
   return result;
 }
 
@@ -95,7 +95,7 @@ Result PlanDocument(std::unique_ptr<Document> parsed) {
   }
   result.ok = !sink.has_errors();
   result.diagnostics = sink.Take();
-  if (result.ok) FillOwned(*tree, o, result);
+  if (result.ok) FillOwned(o, result);
   return result;
 }
 

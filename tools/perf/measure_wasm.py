@@ -5,7 +5,8 @@
 
 1. builds the native CLI and the generator (-c opt) and the npm package and page (--config=wasm);
 2. generates the DeepSeek-V3-sized document (bench/gen_model --kind deepseek);
-3. times, median of N runs each: the native CLI end to end (--threads 1, and all cores); the
+3. times, median of N runs each: the native CLI end to end (--threads 1, and all cores; the summary
+   text, and --format json, which makes the result JSON as check() does); the
    engine in Node through the npm package (check() of the text in memory, JSON.parse of the
    result included); the page in headless Chromium (wasm/test/browser_bench.mjs: the engine
    inside the worker, and end to end from opening the file to the rendered result);
@@ -52,15 +53,20 @@ def bazel_bin(*flags):
     return Path(sh(["bazel", "info", *flags, "bazel-bin"]).strip())
 
 
-def cli_times(cli, doc, threads, runs):
+def cli_times(cli, doc, threads, runs, json_format=False):
+    """The CLI's wall times, and the bytes it printed; with json_format, `--format json` (the result
+    JSON, as check() makes)."""
     times = []
+    extra = ["--format", "json"] if json_format else []
     for _ in range(runs):
         t0 = time.perf_counter()
-        out = subprocess.run([str(cli), "check", "--threads", str(threads), str(doc)], capture_output=True, text=True)
+        out = subprocess.run([str(cli), "check", "--threads", str(threads), *extra, str(doc)],
+                             capture_output=True, text=True)
         times.append(time.perf_counter() - t0)
-        if ": ok:" not in out.stdout:
+        ok = '"ok":true' in out.stdout[:200] if json_format else ": ok:" in out.stdout
+        if not ok:
             sys.exit(f"the CLI did not pass {doc}: {out.stdout[-300:]}")
-    return times
+    return times, len(out.stdout.encode())
 
 
 def main():
@@ -82,8 +88,10 @@ def main():
         sh([str(opt / "bench/gen_model"), "--kind", "deepseek", "--out", str(doc)])
 
         print("[wasm] native CLI", flush=True)
-        native1 = cli_times(cli, doc, 1, args.runs)
-        native_all = cli_times(cli, doc, 0, args.runs)
+        native1, _ = cli_times(cli, doc, 1, args.runs)
+        native_all, _ = cli_times(cli, doc, 0, args.runs)
+        native_json1, json_bytes = cli_times(cli, doc, 1, args.runs, json_format=True)
+        native_json_all, _ = cli_times(cli, doc, 0, args.runs, json_format=True)
 
         print("[wasm] Node", flush=True)
         script = tmp / "node_bench.mjs"
@@ -111,6 +119,9 @@ def main():
         "sizes": sizes,
         "native_threads1_s": med(native1),
         "native_all_s": med(native_all),
+        "native_json_threads1_s": med(native_json1),
+        "native_json_all_s": med(native_json_all),
+        "result_json_bytes": json_bytes,
         "node_check_s": med(node["times_ms"]) / 1e3,
         # The first browser run warms the engine up; the median is over all runs.
         "browser_engine_s": med(r["engineMs"] for r in browser["runs"]) / 1e3,

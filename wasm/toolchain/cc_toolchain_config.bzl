@@ -39,7 +39,7 @@ def _impl(ctx):
             name = "wasm_defaults",
             enabled = True,
             flag_sets = [
-                flag_set(actions = _COMPILE, flag_groups = [flag_group(flags = ["-O2", "-DNDEBUG"])]),
+                flag_set(actions = _COMPILE, flag_groups = [flag_group(flags = ["-O2", "-DNDEBUG", "-msimd128", "-msse2"])]),
                 flag_set(actions = _LINK, flag_groups = [flag_group(flags = ["-O2"])]),
             ],
         ),
