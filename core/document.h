@@ -85,8 +85,8 @@ struct Layout {
 
 struct ParallelSpec {
   NameId binding_kind;
-  SmallVector<NameId> axes;
   Origin origin;
+  SmallVector<NameId> axes;
 };
 
 struct Family {
@@ -99,11 +99,12 @@ struct Family {
   std::optional<Cached> cached;
 };
 
+// Fields ordered to pack: a model has millions of parameters and modules.
 struct Parameter {
   NameId id;
+  Dtype dtype = Dtype::kFloat32;
   std::optional<SmallVector<int64_t>> shape;  // nullopt: unknown
   SmallVector<int64_t> blocks;                // empty: all 1
-  Dtype dtype = Dtype::kFloat32;
 };
 
 struct Module {

@@ -53,9 +53,12 @@ uint32_t Interner::Hash(std::string_view text) {
   return static_cast<uint32_t>(Mix(h ^ tail));
 }
 
+// The first slot to probe for `hash`: the hash scaled to the table size.
+size_t Interner::Home(uint32_t hash) const { return static_cast<size_t>((uint64_t{hash} * slots_.size()) >> 32); }
+
 Interner::Slot& Interner::Probe(std::string_view text, uint32_t hash) const {
-  const size_t mask = slots_.size() - 1;
-  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+  const size_t size = slots_.size();
+  for (size_t i = Home(hash);; i = i + 1 == size ? 0 : i + 1) {
     Slot& slot = slots_[i];
     if (slot.id == kNoName || (slot.hash == hash && views_[slot.id] == text)) return slot;
   }
@@ -64,19 +67,17 @@ Interner::Slot& Interner::Probe(std::string_view text, uint32_t hash) const {
 void Interner::Rehash(size_t capacity) {
   std::vector<Slot> old = std::move(slots_);
   slots_.assign(capacity, Slot{0, kNoName});
-  const size_t mask = capacity - 1;
   for (const Slot& s : old) {
     if (s.id == kNoName) continue;
-    size_t i = s.hash & mask;
-    while (slots_[i].id != kNoName) i = (i + 1) & mask;
+    size_t i = Home(s.hash);
+    while (slots_[i].id != kNoName) i = i + 1 == capacity ? 0 : i + 1;
     slots_[i] = s;
   }
 }
 
 void Interner::Reserve(size_t count) {
   views_.reserve(count);
-  size_t capacity = kMinSlots;
-  while (capacity < 2 * count) capacity *= 2;
+  const size_t capacity = std::max(kMinSlots, 2 * count);
   if (capacity > slots_.size()) Rehash(capacity);
 }
 

@@ -43,6 +43,7 @@ class Interner {
     NameId id;  // kNoName: empty
   };
   static uint32_t Hash(std::string_view text);
+  size_t Home(uint32_t hash) const;
   // The slot holding `text`, or the empty slot where it would go.
   Slot& Probe(std::string_view text, uint32_t hash) const;
   void Rehash(size_t capacity);
@@ -53,7 +54,9 @@ class Interner {
   size_t block_left_ = 0;
   char* block_next_ = nullptr;
   std::vector<std::string_view> views_;
-  // Power-of-two size, at most half full; mutable so that Probe serves Find.
+  // At most half full; any size (a hash maps to a slot by multiplication),
+  // so that a reservation takes just what it needs. Mutable so that Probe
+  // serves Find.
   mutable std::vector<Slot> slots_;
 };
 
