@@ -952,41 +952,21 @@ class Scanner {
   bool parser_failed() const { return parser_failed_; }
 
  private:
-  // Reads the members of the object at the cursor, which nests `depth`
-  // deep, calling member(key) with the cursor on each value.
-  template <typename Member>
-  bool Members(int depth, Member&& member) {
+  // The steps of reading an object, shared by Members and StreamMap, each
+  // false on a syntax error (recorded in the reader).
+  //
+  // Past the '{' at the cursor, of an object nesting `depth` deep; `empty`
+  // when its '}' follows at once (and was read).
+  bool OpenObject(int depth, bool& empty) {
     reader_.Skip();  // '{'
     if (depth > max_depth_) return reader_.Fail(json::Error::kTooDeep);
     reader_.SkipSpace();
-    if (reader_.Peek() == '}') {
-      reader_.Skip();
-      return true;
-    }
-    while (true) {
-      reader_.SkipSpace();
-      if (reader_.Peek() != '"') return reader_.Fail(json::Error::kObjectMissName);
-      std::string_view key;
-      if (!reader_.ReadString(key)) return false;
-      reader_.SkipSpace();
-      if (reader_.Peek() != ':') return reader_.Fail(json::Error::kObjectMissColon);
-      reader_.Skip();
-      reader_.SkipSpace();
-      if (!member(key)) return false;
-      reader_.SkipSpace();
-      if (reader_.Peek() == ',') {
-        reader_.Skip();
-      } else if (reader_.Peek() == '}') {
-        reader_.Skip();
-        return true;
-      } else {
-        return reader_.Fail(json::Error::kObjectMissCommaOrCurlyBracket);
-      }
-    }
+    empty = reader_.Peek() == '}';
+    if (empty) reader_.Skip();
+    return true;
   }
-  // Reads the member at the cursor (name, colon, value); false on a syntax
-  // error.
-  static bool ReadMember(json::Reader& r, int depth, std::string_view& key, Value& value) {
+  // A member's name and colon; the cursor is left on its value.
+  static bool ReadName(json::Reader& r, std::string_view& key) {
     r.SkipSpace();
     if (r.Peek() != '"') return r.Fail(json::Error::kObjectMissName);
     if (!r.ReadString(key)) return false;
@@ -994,7 +974,27 @@ class Scanner {
     if (r.Peek() != ':') return r.Fail(json::Error::kObjectMissColon);
     r.Skip();
     r.SkipSpace();
-    return r.ReadValue(value, depth);
+    return true;
+  }
+  // What follows a member: ',' (`last` false) or the object's '}' (true).
+  static bool ReadSeparator(json::Reader& r, bool& last) {
+    r.SkipSpace();
+    last = r.Peek() == '}';
+    if (r.Peek() != ',' && !last) return r.Fail(json::Error::kObjectMissCommaOrCurlyBracket);
+    r.Skip();
+    return true;
+  }
+  // Reads the members of the object at the cursor, which nests `depth`
+  // deep, calling member(key) with the cursor on each value.
+  template <typename Member>
+  bool Members(int depth, Member&& member) {
+    bool last;
+    if (!OpenObject(depth, last)) return false;
+    while (!last) {
+      std::string_view key;
+      if (!ReadName(reader_, key) || !member(key) || !ReadSeparator(reader_, last)) return false;
+    }
+    return true;
   }
   // Hands each member of the map at the cursor to the parser, the map
   // nesting `depth` deep. Reading the members and parsing them overlap: a
@@ -1004,13 +1004,9 @@ class Scanner {
   // at a syntax error, the parser sees the members before it first, and
   // reading stops once the parser has failed.
   bool StreamMap(Parser::Section section, int depth) {
-    reader_.Skip();  // '{'
-    if (depth > max_depth_) return reader_.Fail(json::Error::kTooDeep);
-    reader_.SkipSpace();
-    if (reader_.Peek() == '}') {
-      reader_.Skip();
-      return true;
-    }
+    bool done;
+    if (!OpenObject(depth, done)) return false;
+    if (done) return true;
     struct Batch {
       explicit Batch(std::string_view text, int max_depth) : reader(text, max_depth), mark(reader.GetMark()) {}
       json::Reader reader;
@@ -1022,7 +1018,6 @@ class Scanner {
     std::vector<std::unique_ptr<Batch>> ring;
     for (size_t i = 0; i < kLive; ++i) ring.push_back(std::make_unique<Batch>(text_, max_depth_));
     size_t next = 0, offset = reader_.offset();
-    bool done = false;
     const Batch* failed_batch = nullptr;
     std::atomic<bool> parser_failed{false};
     auto produce = [&]() -> Batch* {
@@ -1036,19 +1031,12 @@ class Scanner {
       while (batch.items.size() < kBatchItems && !done) {
         std::string_view key;
         Value value;
-        if (!ReadMember(r, depth, key, value)) {
+        if (!ReadName(r, key) || !r.ReadValue(value, depth)) {
           batch.failed = true;
           break;
         }
-        batch.items.emplace_back(key, value);
-        r.SkipSpace();
-        if (r.Peek() == ',') {
-          r.Skip();
-        } else if (r.Peek() == '}') {
-          r.Skip();
-          done = true;
-        } else {
-          r.Fail(json::Error::kObjectMissCommaOrCurlyBracket);
+        batch.items.emplace_back(key, value);  // parsed before a separator error
+        if (!ReadSeparator(r, done)) {
           batch.failed = true;
           break;
         }
