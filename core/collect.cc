@@ -31,15 +31,23 @@ class Collector {
   bool dropped() const { return dropped_; }
 
  private:
+  // Output normalization of a layout, the same wherever it applies: the
+  // derived out_names when the layout gives none, else the output ports its
+  // out_names lack (sorted, unique: unknown-output).
+  struct Outputs {
+    std::optional<SmallVector<NameId>> derived;
+    std::vector<std::string_view> unknown;
+  };
+  Outputs NormalizeOutputs(const Layout& layout) const;
+  // unknown-output for the owner at `path`, if its outputs lack names.
+  void ReportOutputs(PathId path, const Layout& layout, const Outputs& outputs, DiagnosticSink& sink) const;
   // add(fqn, layout, parallel) of the reference, for a resolved path.
-  // `layout` and `parallel` (null when none) live in the document.
-  void Add(PathId path, const Layout& layout, const ParallelSpec* parallel, OwnerKind kind);
+  // `layout` and `parallel` (null when none) live in the document;
+  // `outputs` are the layout's.
+  void Add(PathId path, const Layout& layout, const ParallelSpec* parallel, OwnerKind kind, const Outputs& outputs);
   // False, after reporting multiple-owners, when the path's module has an
   // owner already.
   bool Vacant(PathId path, const Layout& layout);
-  // Output normalization: the derived out_names when the layout gives none;
-  // every output port must be named (unknown-output, into `sink`).
-  std::optional<SmallVector<NameId>> NormalizeOutputs(PathId path, const Layout& layout, DiagnosticSink& sink) const;
   // Marks every module in the subtree of any family boundary; then, per
   // module, whether its own subtree contains such a module.
   std::vector<bool> TouchesFamilySubtree() const;
@@ -63,16 +71,17 @@ bool Collector::Vacant(PathId path, const Layout& layout) {
   return false;
 }
 
-void Collector::Add(PathId path, const Layout& layout, const ParallelSpec* parallel, OwnerKind kind) {
+void Collector::Add(PathId path, const Layout& layout, const ParallelSpec* parallel, OwnerKind kind,
+                    const Outputs& outputs) {
   if (!Vacant(path, layout)) return;
-  std::optional<SmallVector<NameId>> derived = NormalizeOutputs(path, layout, sink_);
-  owners_.Add(Owner{path, tree_.module(path), kind, &layout, parallel, std::move(derived), {}, {}});
+  ReportOutputs(path, layout, outputs, sink_);
+  owners_.Add(Owner{path, tree_.module(path), kind, &layout, parallel, outputs.derived, {}, {}});
 }
 
-std::optional<SmallVector<NameId>> Collector::NormalizeOutputs(PathId path, const Layout& layout,
-                                                               DiagnosticSink& sink) const {
+Collector::Outputs Collector::NormalizeOutputs(const Layout& layout) const {
+  Outputs out;
   if (!layout.out_names && (NonEmpty(layout.out_src) || NonEmpty(layout.out_dst))) {
-    SmallVector<NameId> names;
+    SmallVector<NameId>& names = out.derived.emplace();
     NameSet seen;
     for (const auto* map : {&layout.out_src, &layout.out_dst}) {
       if (!*map) continue;
@@ -80,24 +89,26 @@ std::optional<SmallVector<NameId>> Collector::NormalizeOutputs(PathId path, cons
         if (seen.Insert(e.name)) names.push_back(e.name);
       }
     }
-    return names;  // every output port is named
+    return out;  // every output port is named
   }
-  if (!layout.out_names) return std::nullopt;
+  if (!layout.out_names) return out;
   const NameSet named(*layout.out_names, [](NameId n) { return n; });
-  std::vector<std::string_view> unknown;
   for (const auto* map : {&layout.out_src, &layout.out_dst}) {
     if (!*map) continue;
     for (const PlacementEntry& e : **map) {
-      if (!named.Contains(e.name)) unknown.push_back(doc_.Name(e.name));
+      if (!named.Contains(e.name)) out.unknown.push_back(doc_.Name(e.name));
     }
   }
-  if (unknown.empty()) return std::nullopt;
-  std::sort(unknown.begin(), unknown.end());
-  unknown.erase(std::unique(unknown.begin(), unknown.end()), unknown.end());
-  Diagnostic& d = sink.Error("unknown-output", msg::UnknownOutput(unknown));
+  std::sort(out.unknown.begin(), out.unknown.end());
+  out.unknown.erase(std::unique(out.unknown.begin(), out.unknown.end()), out.unknown.end());
+  return out;
+}
+
+void Collector::ReportOutputs(PathId path, const Layout& layout, const Outputs& outputs, DiagnosticSink& sink) const {
+  if (outputs.unknown.empty()) return;
+  Diagnostic& d = sink.Error("unknown-output", msg::UnknownOutput(outputs.unknown));
   d.fqn = std::string(tree_.fqn(path));
   d.pointer = absl::StrCat(doc_.PointerOf(layout.origin), "/out_names");
-  return std::nullopt;
 }
 
 // Resolving each provider's FQN and normalizing its outputs depend on the
@@ -107,20 +118,19 @@ void Collector::ModelProviders() {
   const std::vector<FqnLayout>& providers = doc_.model_providers;
   struct Resolved {
     PathId path = kNoPath;
-    std::optional<SmallVector<NameId>> derived_out_names;
-    DiagnosticSink found;  // unknown-output
+    Outputs outputs;
   };
   std::vector<Resolved> resolved(providers.size());
   ParallelFor(providers.size(), 256, [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
       Resolved& r = resolved[i];
       r.path = tree_.Resolve(doc_.Name(providers[i].fqn));
-      if (r.path != kNoPath) r.derived_out_names = NormalizeOutputs(r.path, providers[i].layout, r.found);
+      if (r.path != kNoPath) r.outputs = NormalizeOutputs(providers[i].layout);
     }
   });
   for (size_t i = 0; i < providers.size(); ++i) {
     const FqnLayout& provider = providers[i];
-    Resolved& r = resolved[i];
+    const Resolved& r = resolved[i];
     if (r.path == kNoPath) {
       dropped_ = true;
       Diagnostic& d = sink_.Error("unknown-module", msg::UnknownModule(doc_.Name(provider.fqn)));
@@ -128,11 +138,8 @@ void Collector::ModelProviders() {
       d.pointer = doc_.PointerOf(provider.layout.origin);
       continue;
     }
-    if (!Vacant(r.path, provider.layout)) continue;
-    sink_.Append(std::move(r.found));
-    const ModuleId m = tree_.module(r.path);
-    owners_.Add(Owner{r.path, m, OwnerKind::kModel, &provider.layout, OrNull(doc_.modules[m].parallel),
-                      std::move(r.derived_out_names), {}, {}});
+    Add(r.path, provider.layout, OrNull(doc_.modules[tree_.module(r.path)].parallel), OwnerKind::kModel,
+        r.outputs);
   }
 }
 
@@ -156,7 +163,7 @@ void Collector::Families() {
       parallel = OrNull(module.parallel);
     }
     owners_.Remove(m);
-    Add(p, *layout, parallel, OwnerKind::kFamily);
+    Add(p, *layout, parallel, OwnerKind::kFamily, NormalizeOutputs(*layout));
   }
 }
 
@@ -221,6 +228,7 @@ void Collector::NativeRequests() {
   std::vector<uint32_t> matched_by(doc_.modules.size(), 0);  // request index + 1
   for (uint32_t r = 0; r < doc_.native.size(); ++r) {
     const NativeRequest& request = doc_.native[r];
+    const Outputs outputs = NormalizeOutputs(request.sharding);
     for (size_t k = 0; k < request.match.size(); ++k) {
       const std::string_view pattern = doc_.Name(request.match[k]);
       const Glob glob(pattern);
@@ -237,7 +245,7 @@ void Collector::NativeRequests() {
           d.pointer = request.pointer;
           return;
         }
-        Add(p, request.sharding, OrNull(request.parallel), OwnerKind::kNative);
+        Add(p, request.sharding, OrNull(request.parallel), OwnerKind::kNative, outputs);
       };
       if (glob.is_literal()) {
         if (PathId p = tree_.Resolve(pattern); p != kNoPath && tree_.fqn(p) == pattern) hit(p);
