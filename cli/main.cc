@@ -5,10 +5,15 @@
 //
 // Exit status: 0 when no document has an error, 1 when one has, 2 for usage
 // errors and unreadable files.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -58,35 +63,79 @@ bool ReadStream(std::istream& in, std::string& out) {
   return !in.bad();
 }
 
-bool ReadFile(const std::string& path, std::string& out, std::string& error) {
-  if (path == "-") {
-    if (ReadStream(std::cin, out)) return true;
-    error = "error reading standard input";
-    return false;
+// A document's text: a regular file is mapped (read-only, its pages mapped
+// from the page cache up front), which spares copying it and faulting in a
+// buffer of its size; standard input, pipes and devices are read to their
+// end. Release() lets the text go: the engine calls it once the document is
+// parsed.
+class Input {
+ public:
+  Input() = default;
+  Input(const Input&) = delete;
+  Input& operator=(const Input&) = delete;
+  ~Input() { Release(); }
+
+  bool Open(const std::string& path, std::string& error) {
+    if (path == "-") {
+      if (ReadStream(std::cin, text_)) return true;
+      error = "error reading standard input";
+      return false;
+    }
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || ::fstat(fd, &st) != 0) {
+      error = absl::StrCat("cannot read '", path, "'");
+      if (fd >= 0) ::close(fd);
+      return false;
+    }
+    bool ok = true;
+    if (S_ISDIR(st.st_mode)) {
+      error = absl::StrCat("cannot read '", path, "': it is a directory");
+      ok = false;
+    } else if (S_ISREG(st.st_mode) && st.st_size > 0) {
+      void* map = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      if (map != MAP_FAILED) {
+        map_ = map;
+        map_size_ = static_cast<size_t>(st.st_size);
+      } else {
+        ok = ReadFd(fd);  // a file system that cannot map
+      }
+    } else {
+      ok = ReadFd(fd);  // empty (or a /proc file that says so), a pipe or a device
+    }
+    ::close(fd);
+    if (!ok && error.empty()) error = absl::StrCat("error reading '", path, "'");
+    return ok;
   }
-  std::error_code ec;
-  const std::filesystem::file_status status = std::filesystem::status(path, ec);
-  if (std::filesystem::is_directory(status)) {
-    error = absl::StrCat("cannot read '", path, "': it is a directory");
-    return false;
+
+  std::string_view text() const {
+    return map_ != nullptr ? std::string_view(static_cast<const char*>(map_), map_size_) : std::string_view(text_);
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = absl::StrCat("cannot read '", path, "'");
-    return false;
+
+  void Release() {
+    if (map_ != nullptr) ::munmap(map_, map_size_);
+    map_ = nullptr;
+    std::string().swap(text_);
   }
-  bool ok;
-  if (std::filesystem::is_regular_file(status)) {
-    // One read into a buffer of the file's size; a stream buffer would copy
-    // the text twice.
-    out.resize(static_cast<size_t>(std::filesystem::file_size(path, ec)));
-    ok = !ec && in.read(out.data(), static_cast<std::streamsize>(out.size())) && in.peek() == EOF;
-  } else {
-    ok = ReadStream(in, out);  // a pipe or a device: read to its end
+
+ private:
+  bool ReadFd(int fd) {
+    char buf[1 << 16];
+    for (;;) {
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n == 0) return true;
+      if (n > 0) {
+        text_.append(buf, static_cast<size_t>(n));
+      } else if (errno != EINTR) {
+        return false;
+      }
+    }
   }
-  if (!ok) error = absl::StrCat("error reading '", path, "'");
-  return ok;
-}
+
+  std::string text_;
+  void* map_ = nullptr;
+  size_t map_size_ = 0;
+};
 
 std::string Bytes(double b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
@@ -239,16 +288,18 @@ int Run(bool plan, const std::vector<std::string>& args) {
 
   int status = 0;
   for (const std::string& path : docs) {
-    std::string text, error;
-    if (!ReadFile(path, text, error)) {
+    Input input;
+    std::string error;
+    if (!input.Open(path, error)) {
       std::cout.flush();
       std::cerr << "shardplan: " << error << "\n";
       status = 2;
       continue;
     }
-    // The text is handed over: the engine frees it once parsed.
-    absl::StatusOr<shardplan::Result> result =
-        plan ? shardplan::PlanText(std::move(text), options) : shardplan::CheckText(std::move(text), options);
+    // The engine lets the text go once parsed.
+    const std::function<void()> release = [&input] { input.Release(); };
+    absl::StatusOr<shardplan::Result> result = plan ? shardplan::PlanText(input.text(), release, options)
+                                                    : shardplan::CheckText(input.text(), release, options);
     if (!result.ok()) {
       std::cerr << "shardplan: " << result.status().message() << "\n";
       status = 2;

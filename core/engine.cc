@@ -108,16 +108,21 @@ absl::Status ValidateThreads(int threads) {
 
 namespace {
 
-// Check (plan false) or Plan of `json`; `owner`, when given, holds the text
-// and is freed as soon as the document is parsed.
-absl::StatusOr<Result> Run(std::string_view json, const CheckOptions& options, bool plan, std::string* owner) {
+// Check (plan false) or Plan of `json`; `release`, when given, is called as
+// soon as the text is no longer read.
+absl::StatusOr<Result> Run(std::string_view json, const CheckOptions& options, bool plan,
+                           const std::function<void()>* release) {
+  absl::Status s = ValidateThreads(options.threads);
   if (options.limits.max_paths == 0 || options.limits.max_fqn_bytes == 0 || options.limits.max_json_depth < 1) {
-    return absl::InvalidArgumentError("limits must be positive");
+    s = absl::InvalidArgumentError("limits must be positive");
   }
-  if (absl::Status s = ValidateThreads(options.threads); !s.ok()) return s;
+  if (!s.ok()) {
+    if (release != nullptr) (*release)();
+    return s;
+  }
   return WithThreads(options.threads, [&]() -> Result {
     ParsedDocument parsed = ParseDocument(json, options.limits);
-    if (owner != nullptr) std::string().swap(*owner);
+    if (release != nullptr) (*release)();
     if (parsed.error) {
       Result result;
       result.diagnostics.push_back(std::move(*parsed.error));
@@ -138,12 +143,14 @@ absl::StatusOr<Result> Plan(std::string_view json, const CheckOptions& options) 
   return Run(json, options, /*plan=*/true, nullptr);
 }
 
-absl::StatusOr<Result> CheckText(std::string json, const CheckOptions& options) {
-  return Run(json, options, /*plan=*/false, &json);
+absl::StatusOr<Result> CheckText(std::string_view json, const std::function<void()>& release,
+                                 const CheckOptions& options) {
+  return Run(json, options, /*plan=*/false, &release);
 }
 
-absl::StatusOr<Result> PlanText(std::string json, const CheckOptions& options) {
-  return Run(json, options, /*plan=*/true, &json);
+absl::StatusOr<Result> PlanText(std::string_view json, const std::function<void()>& release,
+                                const CheckOptions& options) {
+  return Run(json, options, /*plan=*/true, &release);
 }
 
 absl::StatusOr<Result> PlanParsed(const Document& document, int threads) {

@@ -10,6 +10,7 @@
 #ifndef SHARDPLAN_CORE_ENGINE_H_
 #define SHARDPLAN_CORE_ENGINE_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -44,11 +45,14 @@ absl::StatusOr<Result> CheckParsed(std::shared_ptr<const Document> document, int
 // `plan` of its own is checked as Check would.
 absl::StatusOr<Result> Plan(std::string_view json, const CheckOptions& options);
 
-// Check() and Plan() of a text handed over: it is freed as soon as the
-// document is parsed, so a large document's text is not held in memory
-// through the checks (the CLI).
-absl::StatusOr<Result> CheckText(std::string json, const CheckOptions& options);
-absl::StatusOr<Result> PlanText(std::string json, const CheckOptions& options);
+// Check() and Plan() of a text the caller lets go early: `release` is called
+// as soon as the document is parsed (before the checks, and also when the
+// options are refused), so that a large document's text is not held in
+// memory through the checks (the CLI frees or unmaps its input there).
+absl::StatusOr<Result> CheckText(std::string_view json, const std::function<void()>& release,
+                                 const CheckOptions& options);
+absl::StatusOr<Result> PlanText(std::string_view json, const std::function<void()>& release,
+                                const CheckOptions& options);
 
 // Plan() of a document parsed once (the C ABI): plans a private copy, so
 // `document` is only read and may be planned or checked by several threads.

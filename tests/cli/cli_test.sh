@@ -50,6 +50,19 @@ assert set(b["diagnostics"][0]) == {"code", "severity", "message", "fqn", "param
 
 run check --format=json - <"$ok_doc"
 check "standard input" test "$rc" -eq 0
+from_stdin="$out"
+run check --format json "$bad_doc"
+bad_mapped="$out"
+run check --format json - <"$bad_doc"
+check "a mapped file and standard input give the same result" test "$out" = "$bad_mapped"
+check "(the result is not empty)" grep -q '"ok":false' "$tmp/out"
+run check --format json "$ok_doc"
+check "the same for an ok document" test "$out" = "$from_stdin"
+
+: >"$tmp/empty.json"
+run check "$tmp/empty.json"
+check "an empty file is a document error (exit 1)" test "$rc" -eq 1
+check "an empty file is invalid-document" grep -q "^error\[invalid-document\]: malformed JSON" "$tmp/out"
 
 printf '{"schema": "shardplan.v1", "mesh": ' >"$tmp/truncated.json"
 run check "$tmp/truncated.json"

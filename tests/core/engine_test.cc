@@ -329,15 +329,31 @@ TEST(EngineTest, EveryStyleOnLinearAndEmbeddingModules) {
   }
 }
 
-TEST(EngineTest, TextHandedOverGivesTheSameResults) {
+TEST(EngineTest, TextReleasedEarlyGivesTheSameResultsAndIsReleasedOnce) {
   for (const std::string& json : {Doc(kTiedSame), Doc(kTiedSame, R"J(, "templates": [{"axis": "tp", "rules": {"norm": "colwise"}}])J"),
                                   std::string("{\"schema\": ")}) {
-    EXPECT_EQ(ResultToJson(*CheckText(json, {})), ResultToJson(*Check(json, {})));
-    EXPECT_EQ(ResultToJson(*PlanText(json, {})), ResultToJson(*Plan(json, {})));
+    for (bool plan : {false, true}) {
+      // The text is overwritten when released: a check that read it after
+      // the release would see a different document.
+      std::string text = json;
+      int releases = 0;
+      auto release = [&] {
+        ++releases;
+        std::fill(text.begin(), text.end(), ' ');
+      };
+      absl::StatusOr<Result> r = plan ? PlanText(text, release, {}) : CheckText(text, release, {});
+      EXPECT_EQ(ResultToJson(*r), ResultToJson(*(plan ? Plan(json, {}) : Check(json, {}))));
+      EXPECT_EQ(releases, 1);
+    }
   }
-  CheckOptions bad;
-  bad.threads = -1;
-  EXPECT_EQ(CheckText("{}", bad).status().code(), absl::StatusCode::kInvalidArgument);
+  CheckOptions bad_threads, bad_limits;
+  bad_threads.threads = -1;
+  bad_limits.limits.max_paths = 0;
+  for (const CheckOptions& bad : {bad_threads, bad_limits}) {
+    int releases = 0;
+    EXPECT_EQ(CheckText("{}", [&] { ++releases; }, bad).status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(releases, 1);
+  }
 }
 
 }  // namespace
