@@ -16,7 +16,7 @@
 namespace shardplan {
 namespace {
 
-bool NonEmpty(const std::optional<PlacementMap>& map) { return map && !map->empty(); }
+bool NonEmpty(const MapRef& map) { return map && !map->empty(); }
 
 const ParallelSpec* OrNull(const std::optional<ParallelSpec>& spec) { return spec ? &*spec : nullptr; }
 

@@ -27,8 +27,8 @@ class Builder {
   }
 
   // Records the ports of one side pair (in_src/in_dst or out_src/out_dst).
-  void Ports(std::string_view fqn, std::string_view prefix, const std::optional<PlacementMap>& src,
-             const std::optional<PlacementMap>& dst) {
+  void Ports(std::string_view fqn, std::string_view prefix, const MapRef& src,
+             const MapRef& dst) {
     static const PlacementMap kEmpty;
     const PlacementMap& s = src ? *src : kEmpty;
     const PlacementMap& d = dst ? *dst : kEmpty;

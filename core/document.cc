@@ -1,5 +1,6 @@
 #include "core/document.h"
 
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "core/parse.h"
 
@@ -34,9 +35,48 @@ std::string Document::PointerOf(const Origin& origin) const {
   return "";
 }
 
+size_t MapStore::Hash::operator()(const PlacementMap& map) const {
+  uint64_t h = map.size();
+  auto mix = [&h](uint64_t v) { h = (h ^ v) * 0x9e3779b97f4a7c15ull; };
+  for (const PlacementEntry& e : map) {
+    mix(e.name);
+    for (const AxisPlacement& a : e.placements) {
+      const Placement& p = a.placement;
+      // What operator== compares: the dim of a shard, the op of a partial.
+      const uint64_t detail = p.kind == Placement::Kind::kShard     ? static_cast<uint32_t>(p.dim)
+                              : p.kind == Placement::Kind::kPartial ? static_cast<uint64_t>(p.op)
+                                                                    : 0;
+      mix((uint64_t{a.axis} << 32) ^ (static_cast<uint64_t>(p.kind) << 40) ^ detail);
+    }
+  }
+  return absl::HashOf(h);
+}
+
+bool MapStore::Eq::Same(const PlacementMap& a, const PlacementMap& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const NamedPlacements& x = a[i].placements;
+    const NamedPlacements& y = b[i].placements;
+    if (a[i].name != b[i].name || x.size() != y.size()) return false;
+    for (size_t k = 0; k < x.size(); ++k) {
+      if (x[k].axis != y[k].axis || x[k].placement != y[k].placement) return false;
+    }
+  }
+  return true;
+}
+
+MapRef MapStore::Intern(PlacementMap map) {
+  auto it = index_.find(map);
+  if (it != index_.end()) return MapRef(*it);
+  const PlacementMap* stored = &maps_.emplace_back(std::move(map));
+  index_.insert(stored);
+  return MapRef(stored);
+}
+
 std::unique_ptr<Document> Document::Clone() const {
   auto copy = std::make_unique<Document>();
   copy->names = names.Clone();
+  copy->maps = std::make_shared<MapStore>(maps);
   copy->mesh = mesh;
   copy->mesh_names = mesh_names;
   copy->parameters = parameters;

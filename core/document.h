@@ -5,12 +5,14 @@
 #define SHARDPLAN_CORE_DOCUMENT_H_
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "core/interner.h"
 #include "core/name_set.h"
@@ -48,6 +50,57 @@ struct PlacementEntry {
 };
 using PlacementMap = absl::InlinedVector<PlacementEntry, 1>;
 
+// A layout's placement map, or none (absent or null in the document). It
+// points to an immutable map a MapStore keeps once however many layouts
+// spell it: a model has millions of layouts and few distinct maps, so a
+// layout is 88 bytes instead of 448. Read like a std::optional.
+class MapRef {
+ public:
+  MapRef() = default;
+  explicit operator bool() const { return map_ != nullptr; }
+  const PlacementMap& operator*() const { return *map_; }
+  const PlacementMap* operator->() const { return map_; }
+
+ private:
+  friend class MapStore;
+  explicit MapRef(const PlacementMap* map) : map_(map) {}
+  const PlacementMap* map_ = nullptr;
+};
+
+// The placement maps of a document's layouts, each stored once. A store
+// keeps the store it was made from (`base`) alive, so that a copy of a
+// document may keep referring to its original's maps.
+class MapStore {
+ public:
+  explicit MapStore(std::shared_ptr<const MapStore> base = nullptr) : base_(std::move(base)) {}
+  MapStore(const MapStore&) = delete;
+  MapStore& operator=(const MapStore&) = delete;
+
+  // A reference to a map equal to `map` (entries in the same order, equal
+  // placements), stored on first use.
+  MapRef Intern(PlacementMap map);
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(const PlacementMap* map) const { return (*this)(*map); }
+    size_t operator()(const PlacementMap& map) const;
+  };
+  struct Eq {
+    using is_transparent = void;
+    static const PlacementMap& Of(const PlacementMap* map) { return *map; }
+    static const PlacementMap& Of(const PlacementMap& map) { return map; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return Same(Of(a), Of(b));
+    }
+    static bool Same(const PlacementMap& a, const PlacementMap& b);
+  };
+  std::shared_ptr<const MapStore> base_;
+  std::deque<PlacementMap> maps_;  // never moved: references stay valid
+  absl::flat_hash_set<const PlacementMap*, Hash, Eq> index_;
+};
+
 // Where in the document a layout or a parallel spec was declared. Its JSON
 // pointer is spelled from this only when a diagnostic needs it
 // (Document::PointerOf): a model has millions of them.
@@ -69,13 +122,14 @@ struct Origin {
   uint32_t rule = 0;
 };
 
-// A module sharding spec. A std::nullopt field was absent or null.
+// A module sharding spec. A field without a value (MapRef or std::nullopt)
+// was absent or null.
 struct Layout {
-  std::optional<PlacementMap> params;
-  std::optional<PlacementMap> in_src;
-  std::optional<PlacementMap> in_dst;
-  std::optional<PlacementMap> out_src;
-  std::optional<PlacementMap> out_dst;
+  MapRef params;
+  MapRef in_src;
+  MapRef in_dst;
+  MapRef out_src;
+  MapRef out_dst;
   std::optional<SmallVector<NameId>> out_names;
   // The first legacy field (local_compute_fn, inner_wrapper, inner_target,
   // region_dispatch) with a non-null value, or kNoName.
@@ -155,6 +209,8 @@ struct Template {
 
 struct Document {
   Interner names;
+  // The placement maps of the document's layouts (and of a plan made here).
+  std::shared_ptr<MapStore> maps = std::make_shared<MapStore>();
   std::vector<MeshAxis> mesh;
   NameSet mesh_names;
   std::vector<Parameter> parameters;
@@ -171,7 +227,8 @@ struct Document {
   std::string_view Name(NameId id) const { return names.View(id); }
   // The JSON pointer of what `origin` names (of a layout or parallel spec).
   std::string PointerOf(const Origin& origin) const;
-  // A deep copy (the planner interns new names into its own document).
+  // A deep copy (the planner interns new names and maps into its own
+  // document); its layouts share this document's stored maps.
   std::unique_ptr<Document> Clone() const;
   // Whether `axis` is one of the mesh's axes.
   bool IsMeshAxis(NameId axis) const { return mesh_names.Contains(axis); }

@@ -73,7 +73,7 @@ void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, Diagn
 void CheckPlacements(const ModuleTree& tree, PathId path, const Layout& layout, DiagnosticSink& sink) {
   const Document& doc = tree.doc();
   NameSet reported;
-  const std::pair<std::string_view, const std::optional<PlacementMap>*> maps[] = {
+  const std::pair<std::string_view, const MapRef*> maps[] = {
       {"params", &layout.params},   {"in_src", &layout.in_src}, {"in_dst", &layout.in_dst},
       {"out_src", &layout.out_src}, {"out_dst", &layout.out_dst},
   };

@@ -698,7 +698,7 @@ bool Parser::ParseLayout(const Value& v, bool in_plan, Origin origin, Layout& ou
   Fields<10> f;
   if (!ReadFields(v, kKeys, f)) return false;
   out.origin = origin;
-  std::optional<PlacementMap>* const maps[] = {&out.params, &out.in_src, &out.in_dst, &out.out_src, &out.out_dst};
+  MapRef* const maps[] = {&out.params, &out.in_src, &out.in_dst, &out.out_src, &out.out_dst};
   for (int k = kParams; k <= kOutDst; ++k) {
     if (f[k] == nullptr || f[k]->IsNull()) {
       if (in_plan && k == kParams) {
@@ -708,8 +708,9 @@ bool Parser::ParseLayout(const Value& v, bool in_plan, Origin origin, Layout& ou
       continue;
     }
     At at(*this, kKeys[k]);
-    maps[k]->emplace();
-    if (!ParsePlacementMap(*f[k], **maps[k])) return false;
+    PlacementMap map;
+    if (!ParsePlacementMap(*f[k], map)) return false;
+    *maps[k] = doc_.maps->Intern(std::move(map));
   }
   if (const Value* names = f[kOutNames]; names && !names->IsNull()) {
     At at(*this, "out_names");

@@ -24,7 +24,7 @@ bool Subset(const PlacementMap& a, const PlacementMap& b) {
   return true;
 }
 
-bool SameMap(const std::optional<PlacementMap>& a, const std::optional<PlacementMap>& b) {
+bool SameMap(const MapRef& a, const MapRef& b) {
   if (!a || !b) return !a && !b;
   return a->size() == b->size() && Subset(*a, *b);
 }

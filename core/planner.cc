@@ -26,7 +26,7 @@ std::string_view KindName(OwnerKind kind) {
   return "owned";
 }
 
-Layout Reduced(const Owner& owner) {
+Layout Reduced(const Owner& owner, MapStore& maps) {
   Layout layout = *owner.layout;
   if (layout.params && !owner.dropped.empty()) {
     PlacementMap kept;
@@ -38,7 +38,7 @@ Layout Reduced(const Owner& owner) {
       }
       kept.push_back((*layout.params)[i]);
     }
-    layout.params = std::move(kept);
+    layout.params = maps.Intern(std::move(kept));
   }
   if (!layout.out_names && owner.derived_out_names) layout.out_names = owner.derived_out_names;
   return layout;
@@ -86,12 +86,12 @@ class TemplatePlanner {
         if (name == bias_ && style.bias) Place(entry, p, t, rule, name, *style.bias);
       }
       if (style.in && module.first_input != kNoName) {
-        PlacePort(p, t, rule, "in", *entry.layout.in_src, *entry.layout.in_dst, module.first_input, *style.in);
+        PlacePort(p, t, rule, "in", entry.in_src, entry.in_dst, module.first_input, *style.in);
       }
       if (style.out) {
-        if (!entry.layout.out_src) entry.layout.out_src.emplace();
-        if (!entry.layout.out_dst) entry.layout.out_dst.emplace();
-        PlacePort(p, t, rule, "out", *entry.layout.out_src, *entry.layout.out_dst, output_, *style.out);
+        if (!entry.out_src) entry.out_src.emplace();
+        if (!entry.out_dst) entry.out_dst.emplace();
+        PlacePort(p, t, rule, "out", *entry.out_src, *entry.out_dst, output_, *style.out);
       }
     }
     for (PathId p = 0; p < tree_.size(); ++p) {
@@ -119,16 +119,27 @@ class TemplatePlanner {
   BuiltPlan Take(BuiltPlan plan) {
     for (Entry& e : entries_) {
       for (const auto& [name, dim] : e.packed) plan.packed.push_back({plan.entries.size(), name, dim});
-      plan.entries.push_back({doc_.names.Intern(tree_.fqn(e.path)), std::move(e.layout)});
+      Layout layout;
+      layout.params = doc_.maps->Intern(std::move(e.params));
+      layout.in_src = doc_.maps->Intern(std::move(e.in_src));
+      layout.in_dst = doc_.maps->Intern(std::move(e.in_dst));
+      if (e.out_src) layout.out_src = doc_.maps->Intern(std::move(*e.out_src));
+      if (e.out_dst) layout.out_dst = doc_.maps->Intern(std::move(*e.out_dst));
+      layout.origin = e.origin;
+      plan.entries.push_back({doc_.names.Intern(tree_.fqn(e.path)), layout});
       plan.provenance.push_back(std::move(e.provenance));
     }
     return plan;
   }
 
  private:
+  // A layout being built: params and in ports always, out ports once a
+  // rule places one.
   struct Entry {
     PathId path;
-    Layout layout;
+    PlacementMap params, in_src, in_dst;
+    std::optional<PlacementMap> out_src, out_dst;
+    Origin origin;  // the first contributing rule
     std::vector<std::string> provenance;              // one per contributing rule
     std::vector<const TemplateRule*> rules;           // those rules
     std::vector<std::pair<NameId, int32_t>> packed;  // packed_colwise parameters and their fused dim
@@ -152,12 +163,10 @@ class TemplatePlanner {
   Entry& EntryFor(PathId p, const Template& t, const TemplateRule& rule) {
     auto [it, added] = index_.try_emplace(p, entries_.size());
     if (added) {
-      Entry& e = entries_.emplace_back(Entry{p, {}, {}, {}, {}});
-      e.layout.params.emplace();
-      e.layout.in_src.emplace();
-      e.layout.in_dst.emplace();
+      Entry& e = entries_.emplace_back();
+      e.path = p;
       // `t` and `rule` are the document's own: their indexes name them.
-      e.layout.origin = {Origin::Kind::kTemplateRule, static_cast<uint32_t>(&t - doc_.templates.data()),
+      e.origin = {Origin::Kind::kTemplateRule, static_cast<uint32_t>(&t - doc_.templates.data()),
                          static_cast<uint32_t>(&rule - t.rules.data())};
     }
     Entry& e = entries_[it->second];
@@ -191,11 +200,11 @@ class TemplatePlanner {
   // fused dim for the shape checks.
   void Place(Entry& entry, PathId p, const Template& t, const TemplateRule& rule, NameId name,
              const Placement& placement) {
-    if (Placed(*entry.layout.params, name, t.axis)) {
+    if (Placed(entry.params, name, t.axis)) {
       Conflict(p, rule, absl::StrCat("parameter ", PyRepr(tree_.FullName({p, name}))), t.axis);
       return;
     }
-    EntryNamed(*entry.layout.params, name).placements.push_back({t.axis, placement});
+    EntryNamed(entry.params, name).placements.push_back({t.axis, placement});
     if (rule.style == Style::kPackedColwise) entry.packed.emplace_back(name, placement.dim);
   }
 
@@ -226,7 +235,7 @@ BuiltPlan BuildPlan(Document& doc, const ModuleTree& tree, const std::vector<con
                     DiagnosticSink& sink) {
   BuiltPlan plan;
   for (const Owner* o : owners) {
-    plan.entries.push_back({doc.names.Intern(tree.fqn(o->path)), Reduced(*o)});
+    plan.entries.push_back({doc.names.Intern(tree.fqn(o->path)), Reduced(*o, *doc.maps)});
     plan.provenance.push_back({std::string(KindName(o->kind))});
   }
   TemplatePlanner templates(doc, tree, sink);

@@ -25,14 +25,14 @@ class Plan {
   }
 
   using Ports = std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>>;
-  PlacementMap Map(const Ports& ports) {
+  MapRef Map(const Ports& ports) {
     PlacementMap map;
     for (const auto& [name, placements] : ports) {
       PlacementEntry& e = map.emplace_back();
       e.name = doc.names.Intern(name);
       for (const auto& [axis, text] : placements) e.placements.push_back({doc.names.Intern(axis), P(text)});
     }
-    return map;
+    return doc.maps->Intern(std::move(map));
   }
   Layout& Entry(std::string_view fqn) {
     entries.push_back({doc.names.Intern(fqn), Layout{}});

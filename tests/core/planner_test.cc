@@ -44,7 +44,7 @@ struct Planned {
       if (doc->Name(plan.entries[i].fqn) != fqn) continue;
       const Layout& l = plan.entries[i].layout;
       std::string out;
-      auto map = [&](std::string_view key, const std::optional<PlacementMap>& m) {
+      auto map = [&](std::string_view key, const MapRef& m) {
         if (!m) return;
         absl::StrAppend(&out, key, "{");
         for (const PlacementEntry& e : *m) {
