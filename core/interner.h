@@ -32,6 +32,11 @@ class Interner {
   NameId Intern(std::string_view text);
   // A copy with the same ids for the same names.
   Interner Clone() const;
+  // Starts loading the table slot where `text` is found or would go, so
+  // that interning it soon after does not wait on memory.
+  void Prefetch(std::string_view text) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[Home(Hash(text))]);
+  }
   // The id of `text` if it was interned, else kNoName.
   NameId Find(std::string_view text) const;
   std::string_view View(NameId id) const { return views_[id]; }

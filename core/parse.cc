@@ -98,6 +98,12 @@ class Parser {
   bool StreamItem(Section section, std::string_view key, const Value& v);
   bool ParseRoot(const Value& root);
   const std::string& error() const { return error_; }
+  // Starts loading the interner's slots of the names StreamItem of these
+  // members will look up first: their keys (ids and FQNs) and the ids a
+  // module's children and params refer to. The table is too large for any
+  // cache; fetched together, their misses overlap instead of following one
+  // another.
+  void Prefetch(const std::vector<std::pair<std::string_view, Value>>& items, Section section) const;
   const std::string& error_pointer() const { return error_pointer_; }
 
  private:
@@ -805,6 +811,19 @@ bool Parser::ParsePlan(const Value& v) {
   return ExpectObject(*f[0]);
 }
 
+void Parser::Prefetch(const std::vector<std::pair<std::string_view, Value>>& items, Section section) const {
+  for (const auto& [key, v] : items) {
+    doc_.names.Prefetch(key);
+    if (section != Section::kModules || !v.IsObject()) continue;
+    for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
+      if (!m->value.IsObject() || (Str(m->name) != "children" && Str(m->name) != "params")) continue;
+      for (auto r = m->value.MemberBegin(); r != m->value.MemberEnd(); ++r) {
+        if (r->value.IsString()) doc_.names.Prefetch(Str(r->value));
+      }
+    }
+  }
+}
+
 bool Parser::StreamItem(Section section, std::string_view key, const Value& v) {
   switch (section) {
     case Section::kParameters: {
@@ -1048,6 +1067,7 @@ class Scanner {
     };
     auto consume = [&](Batch& batch) {
       if (parser_failed.load(std::memory_order_relaxed)) return;
+      parser_.Prefetch(batch.items, section);
       for (const auto& [key, value] : batch.items) {
         if (!parser_.StreamItem(section, key, value)) {
           parser_failed.store(true, std::memory_order_relaxed);
