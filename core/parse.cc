@@ -190,8 +190,28 @@ class Parser {
   bool CheckTree();
   bool NonNegativeInts(const Value& v, bool positive, SmallVector<int64_t>& out);
 
+  // The id of a name that recurs throughout a document (a type, or a
+  // child, parameter, port or axis name): a small cache of recent ones is
+  // looked up before the interner, whose hash and table probe cost several
+  // times more. Ids and unique names go to the interner directly.
+  NameId Common(std::string_view name) {
+    Recent& r = recent_[name.empty() ? 0
+                                     : (name.size() * 7 + static_cast<uint8_t>(name.front()) * 3 +
+                                        static_cast<uint8_t>(name.back())) % recent_.size()];
+    if (r.id == kNoName || r.text != name) {
+      r.id = doc_.names.Intern(name);
+      r.text = doc_.names.View(r.id);
+    }
+    return r.id;
+  }
+  struct Recent {
+    std::string_view text;  // the interner's copy
+    NameId id = kNoName;
+  };
+
   Document& doc_;
   const Limits& limits_;
+  std::array<Recent, 64> recent_{};
   std::vector<Token> tokens_;
   std::string error_;
   std::string error_pointer_;
@@ -380,7 +400,7 @@ bool Parser::ParseTemplates(const Value& v) {
     {
       At at_axis(*this, "axis");
       if (!ExpectString(*f[kAxis])) return false;
-      t.axis = doc_.names.Intern(Str(*f[kAxis]));
+      t.axis = Common(Str(*f[kAxis]));
       if (!doc_.IsMeshAxis(t.axis)) {
         return Fail(absl::StrCat("template axis ", PyRepr(Str(*f[kAxis])), " is not a mesh axis"));
       }
@@ -534,7 +554,7 @@ bool Parser::ParseModule(const Value& v, ModuleId index, Module& module) {
   if (const Value* type = f[kType]) {
     At at(*this, "type");
     if (!ExpectString(*type)) return false;
-    module.type = doc_.names.Intern(Str(*type));
+    module.type = Common(Str(*type));
   }
   if (f[kForward]) {
     At at(*this, "forward");
@@ -549,7 +569,7 @@ bool Parser::ParseModule(const Value& v, ModuleId index, Module& module) {
       At at_child(*this, Str(c->name));
       if (!NonEmptyName(c->name, "child name") || !ExpectString(c->value)) return false;
       // The target's id for now; ResolveReferences makes it an index.
-      module.children.emplace_back(doc_.names.Intern(Str(c->name)), doc_.names.Intern(Str(c->value)));
+      module.children.emplace_back(Common(Str(c->name)), doc_.names.Intern(Str(c->value)));
     }
   }
   if (f[kParams]) {
@@ -561,7 +581,7 @@ bool Parser::ParseModule(const Value& v, ModuleId index, Module& module) {
     for (auto p = params.MemberBegin(); p != params.MemberEnd(); ++p) {
       At at_param(*this, Str(p->name));
       if (!NonEmptyName(p->name, "parameter name") || !ExpectString(p->value)) return false;
-      NameId name = doc_.names.Intern(Str(p->name));
+      NameId name = Common(Str(p->name));
       if (children.Contains(name)) {
         return Fail(absl::StrCat("name ", PyRepr(Str(p->name)), " is both a child and a parameter"));
       }
@@ -589,15 +609,18 @@ bool Parser::ParseForward(const Value& v, Module& module) {
     At at(*this, i);
     if (!ExpectString(v[i])) return false;
     std::string_view name = Str(v[i]);
+    bool plain = false;
     if (name.substr(0, 2) == "**") {
       name.remove_prefix(2);
       module.var_keyword = true;
     } else if (name.substr(0, 1) == "*") {
       name.remove_prefix(1);
-    } else if (module.first_input == kNoName) {
-      module.first_input = doc_.names.Intern(name);
+    } else {
+      plain = true;
     }
-    module.forward.push_back(doc_.names.Intern(name));
+    const NameId id = Common(name);
+    if (plain && module.first_input == kNoName) module.first_input = id;
+    module.forward.push_back(id);
   }
   return true;
 }
@@ -653,7 +676,7 @@ bool Parser::ParseParallel(const Value& v, Origin origin, std::optional<Parallel
     At at(*this, "binding_kind");
     if (!ExpectString(*f[kBindingKind])) return false;
     if (Str(*f[kBindingKind]).empty()) return Fail("binding_kind must not be empty");
-    spec.binding_kind = doc_.names.Intern(Str(*f[kBindingKind]));
+    spec.binding_kind = Common(Str(*f[kBindingKind]));
   }
   if (const Value* axes = f[kAxes]) {
     At at(*this, "axes");
@@ -661,7 +684,7 @@ bool Parser::ParseParallel(const Value& v, Origin origin, std::optional<Parallel
     for (size_t i = 0; i < axes->Size(); ++i) {
       At at_axis(*this, i);
       if (!ExpectString((*axes)[i])) return false;
-      spec.axes.push_back(doc_.names.Intern(Str((*axes)[i])));
+      spec.axes.push_back(Common(Str((*axes)[i])));
     }
   }
   out = std::move(spec);
@@ -679,7 +702,7 @@ bool Parser::ParseNamedPlacements(const Value& v, NamedPlacements& out) {
       return Fail(absl::StrCat("bad placement ", PyRepr(Str(m->value)),
                                " (expected S(dim), R, P or P(sum|avg|max|min|prod))"));
     }
-    out.push_back({doc_.names.Intern(Str(m->name)), *placement});
+    out.push_back({Common(Str(m->name)), *placement});
   }
   return true;
 }
@@ -689,7 +712,7 @@ bool Parser::ParsePlacementMap(const Value& v, PlacementMap& out) {
   out.reserve(v.MemberCount());
   for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
     At at(*this, Str(m->name));
-    PlacementEntry entry{doc_.names.Intern(Str(m->name)), {}};
+    PlacementEntry entry{Common(Str(m->name)), {}};
     if (!ParseNamedPlacements(m->value, entry.placements)) return false;
     out.push_back(std::move(entry));
   }
@@ -725,7 +748,7 @@ bool Parser::ParseLayout(const Value& v, bool in_plan, Origin origin, Layout& ou
     for (size_t i = 0; i < names->Size(); ++i) {
       At at_name(*this, i);
       if (!ExpectString((*names)[i])) return false;
-      out.out_names->push_back(doc_.names.Intern(Str((*names)[i])));
+      out.out_names->push_back(Common(Str((*names)[i])));
     }
   }
   for (size_t k = kFirstLegacy; k < kKeys.size(); ++k) {

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace shardplan {
@@ -50,6 +51,33 @@ TEST(ParseTest, ValidDocumentParses) {
   EXPECT_TRUE(m.var_keyword);
   ASSERT_EQ(doc.model_providers.size(), 1u);
   EXPECT_EQ(doc.PointerOf(doc.model_providers[0].layout.origin), "/providers/sharding/");
+}
+
+// Recurring names (types, child, parameter and forward names) go through a
+// small cache keyed by size and end characters: names that share those must
+// still keep their own ids, and forward's first plain name is the input.
+TEST(ParseTest, RecurringNamesThatLookAlikeKeepTheirOwnIds) {
+  std::string modules = R"J("m": {"children": {)J";
+  for (int i = 0; i < 40; ++i) modules += (i ? ", " : "") + absl::StrCat("\"c", i + 10, "x\": \"m", i, "\"");
+  modules += "}}";
+  for (int i = 0; i < 40; ++i) {
+    absl::StrAppend(&modules, ", \"m", i, "\": {\"type\": \"T", i % 2 ? "a" : "b", "z\", \"forward\": [\"*", i % 2 ? "p" : "q",
+                    "w\", \"", i % 2 ? "q" : "p", "w\"], \"params\": {\"w", i % 3, "z\": \"w\"}}");
+  }
+  ParsedDocument parsed = ParseDocument(absl::StrCat(R"J({"schema": "shardplan.v1", "mesh": {"tp": 2},
+    "parameters": {"w": {}}, "root": "m", "modules": {)J", modules, "}}"), Limits{});
+  ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
+  const Document& doc = *parsed.document;
+  const Module& root = doc.modules[0];
+  ASSERT_EQ(root.children.size(), 40u);
+  for (int i = 0; i < 40; ++i) {
+    EXPECT_EQ(doc.Name(root.children[i].first), absl::StrCat("c", i + 10, "x"));
+    const Module& m = doc.modules[i + 1];
+    EXPECT_EQ(doc.Name(m.type), i % 2 ? "Taz" : "Tbz");
+    EXPECT_EQ(doc.Name(m.forward[0]), i % 2 ? "pw" : "qw");
+    EXPECT_EQ(doc.Name(m.first_input), i % 2 ? "qw" : "pw");
+    EXPECT_EQ(doc.Name(m.params[0].first), absl::StrCat("w", i % 3, "z"));
+  }
 }
 
 TEST(ParseTest, TruncatedJsonNamesLineAndColumn) {
