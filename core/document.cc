@@ -94,6 +94,8 @@ std::unique_ptr<Document> Document::Clone() const {
     if (m.family) c.family = std::make_unique<Family>(*m.family);
   }
   copy->root = root;
+  copy->tree_paths = tree_paths;
+  copy->tree_fqn_bytes = tree_fqn_bytes;
   copy->model_providers = model_providers;
   copy->native = native;
   copy->plan = plan;

@@ -216,6 +216,12 @@ struct Document {
   std::vector<Parameter> parameters;
   std::vector<Module> modules;
   ModuleId root = 0;
+  // The size of the module tree from the root, as parsing counted it for
+  // the limits: its paths and the bytes of their FQNs with a separator each
+  // (an upper bound of their total length). The tree reserves its arrays
+  // from them; 0 when unknown.
+  uint64_t tree_paths = 0;
+  uint64_t tree_fqn_bytes = 0;
   std::vector<FqnLayout> model_providers;
   std::vector<NativeRequest> native;
   std::optional<std::vector<FqnLayout>> plan;

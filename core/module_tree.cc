@@ -9,6 +9,13 @@ namespace shardplan {
 ModuleTree::ModuleTree(const Document& doc) : doc_(doc), first_path_(doc.modules.size(), kNoPath) {
   // Only modules with many children or parameters (a ModuleList of
   // layers or experts) are indexed; the others are scanned (IndexOf).
+  size_t indexed_children = 0, indexed_params = 0;
+  for (const Module& module : doc.modules) {
+    if (module.children.size() > kScanLimit) indexed_children += module.children.size();
+    if (module.params.size() > kScanLimit) indexed_params += module.params.size();
+  }
+  child_index_.reserve(indexed_children);
+  param_index_.reserve(indexed_params);
   for (ModuleId m = 0; m < doc.modules.size(); ++m) {
     const Module& module = doc.modules[m];
     if (module.children.size() > kScanLimit) {
@@ -40,6 +47,11 @@ ModuleTree::ModuleTree(const Document& doc) : doc_(doc), first_path_(doc.modules
     return p;
   };
 
+  // Sized once: growing them would copy each several times.
+  const size_t paths = doc.tree_paths;
+  for (std::vector<PathId>* v : {&module_, &parent_, &end_, &child_begin_, &child_paths_}) v->reserve(paths);
+  fqn_offset_.reserve(paths + 1);
+  fqn_data_.reserve(doc.tree_fqn_bytes);
   fqn_offset_.push_back(0);
   add_path(doc.root, kNoPath, kNoName);
   std::vector<std::pair<PathId, uint32_t>> stack = {{0, 0}};

@@ -931,6 +931,8 @@ bool Parser::CheckTree() {
     return Fail(absl::StrCat("the module paths' names total more than ", limits_.max_fqn_bytes,
                              " bytes; raise the limit if this is intended"));
   }
+  doc_.tree_paths = paths[doc_.root];
+  doc_.tree_fqn_bytes = bytes[doc_.root];
   return true;
 }
 
