@@ -265,10 +265,16 @@ bool Reader::ReadNumber(Value& out) {
   if (*p_ == '0') {
     ++p_;
   } else {
-    for (; digit(); ++p_) {
-      const uint64_t d = static_cast<uint64_t>(*p_ - '0');
-      if (magnitude > (UINT64_MAX - d) / 10) overflow = true;
-      magnitude = magnitude * 10 + d;
+    const char* const digits = p_;
+    for (; digit(); ++p_) magnitude = magnitude * 10 + static_cast<uint64_t>(*p_ - '0');
+    // 19 digits always fit 64 bits; only longer runs need the careful sum.
+    if (p_ - digits > 19) {
+      magnitude = 0;
+      for (const char* q = digits; q < p_; ++q) {
+        const uint64_t d = static_cast<uint64_t>(*q - '0');
+        if (magnitude > (UINT64_MAX - d) / 10) overflow = true;
+        magnitude = magnitude * 10 + d;
+      }
     }
   }
   bool integer = true;
