@@ -57,6 +57,7 @@ def shardplan_dependencies(path):
         ("com_google_googletest", "googletest.BUILD"),  # libgtest-dev, libgmock-dev
         ("com_github_google_benchmark", "benchmark.BUILD"),  # libbenchmark-dev
         ("rapidjson", "rapidjson.BUILD"),  # rapidjson-dev
+        ("mimalloc", "mimalloc.BUILD"),  # libmimalloc-dev
     ]:
         maybe(
             native.new_local_repository,

@@ -33,6 +33,7 @@ PACKAGES=(
   bazel-skylib bazel-platforms bazel-rules-java
   build-essential g++ python3 unzip zip
   libtbb-dev libgtest-dev libgmock-dev googletest libbenchmark-dev rapidjson-dev
+  libmimalloc-dev          # the CLI's allocator (cli/BUILD)
   dpkg-dev patch xz-utils  # apt-get source / dpkg-source
   binutils                 # nm for the C ABI's export test
   golang-go                # the Go binding (cgo)
