@@ -98,13 +98,13 @@ class Parser {
   bool StreamItem(Section section, std::string_view key, const Value& v);
   bool ParseRoot(const Value& root);
   const std::string& error() const { return error_; }
+  const std::string& error_pointer() const { return error_pointer_; }
   // Starts loading the interner's slots of the names StreamItem of these
   // members will look up first: their keys (ids and FQNs) and the ids a
   // module's children and params refer to. The table is too large for any
   // cache; fetched together, their misses overlap instead of following one
   // another.
   void Prefetch(const std::vector<std::pair<std::string_view, Value>>& items, Section section) const;
-  const std::string& error_pointer() const { return error_pointer_; }
 
  private:
   // One reference token of the current pointer: a key, or an array index
