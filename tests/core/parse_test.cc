@@ -92,6 +92,25 @@ TEST(ParseTest, TrailingGarbageAndInvalidUtf8AreRefused) {
   EXPECT_NE(Invalid(Edit("\"Linear\"", "\"Lin\xff\"")).message, "");
 }
 
+// The UTF-8 check reads 32, then 8 bytes at a time: the first bad byte is
+// found at every position within and across those blocks, after valid
+// multi-byte characters too.
+TEST(ParseTest, TheFirstNulOrInvalidByteIsFoundAtAnyOffset) {
+  const std::string prefix = "{\"schema\": \"";
+  for (const std::string& before : {std::string(), std::string("\xc3\xa9"), std::string("\xf0\x9f\x98\x80")}) {
+    for (size_t at = 0; at < 80; ++at) {
+      for (const std::string& bad : {std::string(1, '\0'), std::string("\xff"), std::string("\xc3("),
+                                     std::string("\xed\xa0\x80")}) {
+        std::string text = prefix + before + std::string(at, 'a') + bad + std::string(100, 'b') + "\"}";
+        const size_t offset = prefix.size() + before.size() + at;
+        const std::string what = bad[0] == '\0' ? "NUL byte" : "invalid UTF-8";
+        EXPECT_EQ(Invalid(text).message, absl::StrCat(what, " at line 1, column ", offset + 1, " (offset ", offset, ")"))
+            << "at " << at << " after " << before.size() << " bytes";
+      }
+    }
+  }
+}
+
 TEST(ParseTest, WrongTypesNameTheirPointer) {
   Diagnostic d = Invalid(Edit("\"shape\": [8, 4]", "\"shape\": \"8x4\""));
   EXPECT_EQ(*d.pointer, "/parameters/w/shape");
@@ -117,6 +136,37 @@ TEST(ParseTest, UnknownIdsAreRefused) {
   EXPECT_EQ(*Invalid(Edit("\"root\": \"m\"", "\"root\": \"nope\"")).pointer, "/root");
   Diagnostic d = Invalid(Edit("\"params\": {\"weight\": \"w\"}", "\"children\": {\"c\": \"nope\"}"));
   EXPECT_EQ(*d.pointer, "/modules/m/children/c");
+}
+
+// References are resolved in parallel over thousands of modules: the first
+// module in document order with an unknown id is reported, its children
+// before its params, wherever the others are.
+TEST(ParseTest, TheFirstUnknownReferenceInDocumentOrderIsReported) {
+  auto doc = [](const std::vector<std::pair<int, std::string>>& broken) {
+    std::string modules = R"J("m": {"children": {)J";
+    for (int i = 0; i < 20000; ++i) absl::StrAppend(&modules, i ? ", " : "", "\"c", i, "\": \"m", i, "\"");
+    modules += "}}";
+    for (int i = 0; i < 20000; ++i) {
+      std::string body = R"J("params": {"weight": "w"})J";
+      for (const auto& [at, what] : broken) {
+        if (at == i) body = what;
+      }
+      absl::StrAppend(&modules, ", \"m", i, "\": {", body, "}");
+    }
+    return absl::StrCat(R"J({"schema": "shardplan.v1", "mesh": {"tp": 2}, "parameters": {"w": {}}, "root": "m",
+      "modules": {)J", modules, "}}");
+  };
+  const std::string bad_param = R"J("params": {"weight": "nope"})J";
+  const std::string bad_child = R"J("children": {"x": "gone"})J";
+  const std::string both = R"J("children": {"x": "gone"}, "params": {"weight": "nope"})J";
+  EXPECT_EQ(*Invalid(doc({{17000, bad_param}, {15000, bad_child}})).pointer, "/modules/m15000/children/x");
+  EXPECT_EQ(*Invalid(doc({{9000, bad_param}, {12000, bad_child}, {19999, bad_child}})).pointer,
+            "/modules/m9000/params/weight");
+  const Diagnostic d = Invalid(doc({{4097, both}, {100, bad_param}}));
+  EXPECT_EQ(*d.pointer, "/modules/m100/params/weight");
+  EXPECT_EQ(d.message, "unknown parameter id 'nope' (at /modules/m100/params/weight)");
+  EXPECT_EQ(*Invalid(doc({{4097, both}})).pointer, "/modules/m4097/children/x");
+  EXPECT_EQ(Invalid(doc({})).message, "");
 }
 
 TEST(ParseTest, CyclesAreRefusedEvenWhenUnreachable) {
