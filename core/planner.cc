@@ -167,7 +167,7 @@ class TemplatePlanner {
       e.path = p;
       // `t` and `rule` are the document's own: their indexes name them.
       e.origin = {Origin::Kind::kTemplateRule, static_cast<uint32_t>(&t - doc_.templates.data()),
-                         static_cast<uint32_t>(&rule - t.rules.data())};
+                  static_cast<uint32_t>(&rule - t.rules.data())};
     }
     Entry& e = entries_[it->second];
     if (std::find(e.rules.begin(), e.rules.end(), &rule) == e.rules.end()) {

@@ -125,7 +125,9 @@ check "kv heads under tp=8: empty shards are warned" grep -q "^warning\[empty-sh
 # unless the environment decides. Builds that keep the default malloc
 # (--config=asan) have no allocator choice to check.
 if ldd "$cli" | grep -q libmimalloc; then
-  large_pages() { MIMALLOC_VERBOSE=1 "$cli" "$@" 2>&1 >/dev/null | grep -o "option 'large_os_pages': [01]" | grep -o '[01]$'; }
+  large_pages() {  # the option mimalloc reports at start-up: 1 or 0
+    MIMALLOC_VERBOSE=1 "$cli" "$@" 2>&1 >/dev/null | grep -o "option 'large_os_pages': [01]" | grep -o '[01]$'
+  }
   check "huge pages for a small document" test "$(large_pages check "$ok_doc")" = 1
   truncate -s 65M "$tmp/big.json"  # sparse: 65 MiB that take no disk
   check "small pages past 64 MiB of documents" test "$(large_pages check "$ok_doc" "$tmp/big.json")" = 0

@@ -61,8 +61,9 @@ TEST(ParseTest, RecurringNamesThatLookAlikeKeepTheirOwnIds) {
   for (int i = 0; i < 40; ++i) modules += (i ? ", " : "") + absl::StrCat("\"c", i + 10, "x\": \"m", i, "\"");
   modules += "}}";
   for (int i = 0; i < 40; ++i) {
-    absl::StrAppend(&modules, ", \"m", i, "\": {\"type\": \"T", i % 2 ? "a" : "b", "z\", \"forward\": [\"*", i % 2 ? "p" : "q",
-                    "w\", \"", i % 2 ? "q" : "p", "w\"], \"params\": {\"w", i % 3, "z\": \"w\"}}");
+    absl::StrAppend(&modules, ", \"m", i, "\": {\"type\": \"T", i % 2 ? "a" : "b", "z\", ",
+                    "\"forward\": [\"*", i % 2 ? "p" : "q", "w\", \"", i % 2 ? "q" : "p", "w\"], ",
+                    "\"params\": {\"w", i % 3, "z\": \"w\"}}");
   }
   ParsedDocument parsed = ParseDocument(absl::StrCat(R"J({"schema": "shardplan.v1", "mesh": {"tp": 2},
     "parameters": {"w": {}}, "root": "m", "modules": {)J", modules, "}}"), Limits{});
@@ -104,7 +105,8 @@ TEST(ParseTest, TheFirstNulOrInvalidByteIsFoundAtAnyOffset) {
         std::string text = prefix + before + std::string(at, 'a') + bad + std::string(100, 'b') + "\"}";
         const size_t offset = prefix.size() + before.size() + at;
         const std::string what = bad[0] == '\0' ? "NUL byte" : "invalid UTF-8";
-        EXPECT_EQ(Invalid(text).message, absl::StrCat(what, " at line 1, column ", offset + 1, " (offset ", offset, ")"))
+        EXPECT_EQ(Invalid(text).message,
+                  absl::StrCat(what, " at line 1, column ", offset + 1, " (offset ", offset, ")"))
             << "at " << at << " after " << before.size() << " bytes";
       }
     }
