@@ -23,7 +23,7 @@ const ParallelSpec* OrNull(const std::optional<ParallelSpec>& spec) { return spe
 class Collector {
  public:
   Collector(const ModuleTree& tree, Owners& owners, DiagnosticSink& sink)
-      : tree_(tree), doc_(tree.doc()), owners_(owners), sink_(sink) {}
+      : tree_(tree), doc_(tree.doc()), owners_(owners), sink_(sink), family_modules_(FamilyModules(doc_)) {}
 
   void ModelProviders();
   void Families();
@@ -55,12 +55,33 @@ class Collector {
   // parallel over chunks of paths.
   std::vector<PathId> MatchingPaths(const Glob& glob) const;
 
+  // The modules with a family, in document order (found in parallel: a
+  // model has millions of modules and few families).
+  static std::vector<ModuleId> FamilyModules(const Document& doc);
+
   const ModuleTree& tree_;
   const Document& doc_;
   Owners& owners_;
   DiagnosticSink& sink_;
+  const std::vector<ModuleId> family_modules_;
   bool dropped_ = false;
 };
+
+std::vector<ModuleId> Collector::FamilyModules(const Document& doc) {
+  constexpr size_t kGrain = 16384;
+  std::vector<std::vector<ModuleId>> chunks((doc.modules.size() + kGrain - 1) / kGrain);
+  ParallelFor(chunks.size(), 1, [&](size_t begin, size_t end) {
+    for (size_t c = begin; c < end; ++c) {
+      const size_t last = std::min(doc.modules.size(), (c + 1) * kGrain);
+      for (size_t m = c * kGrain; m < last; ++m) {
+        if (doc.modules[m].family) chunks[c].push_back(static_cast<ModuleId>(m));
+      }
+    }
+  });
+  std::vector<ModuleId> out;
+  for (const std::vector<ModuleId>& chunk : chunks) out.insert(out.end(), chunk.begin(), chunk.end());
+  return out;
+}
 
 bool Collector::Vacant(PathId path, const Layout& layout) {
   if (!owners_.Has(tree_.module(path))) return true;
@@ -144,11 +165,16 @@ void Collector::ModelProviders() {
 }
 
 void Collector::Families() {
-  for (PathId p = 0; p < tree_.size(); ++p) {
+  // A boundary is visited at its first path only: those are the first paths
+  // of the modules with a family layout, in path order.
+  std::vector<PathId> boundaries;
+  for (ModuleId m : family_modules_) {
+    if (doc_.modules[m].family->sharding && tree_.first_path(m) != kNoPath) boundaries.push_back(tree_.first_path(m));
+  }
+  std::sort(boundaries.begin(), boundaries.end());
+  for (PathId p : boundaries) {
     const ModuleId m = tree_.module(p);
     const Module& module = doc_.modules[m];
-    // A boundary is visited at its first path only.
-    if (!module.family || tree_.first_path(m) != p || !module.family->sharding) continue;
     const Family& family = *module.family;
     const Layout* layout = &*family.sharding;
     const ParallelSpec* parallel = nullptr;
@@ -171,8 +197,10 @@ std::vector<bool> Collector::TouchesFamilySubtree() const {
   const size_t n = doc_.modules.size();
   std::vector<bool> in_family(n, false);
   std::vector<ModuleId> stack;
-  for (ModuleId b = 0; b < n; ++b) {
-    if (!doc_.modules[b].family || tree_.first_path(b) == kNoPath || in_family[b]) continue;
+  bool any = false;
+  for (ModuleId b : family_modules_) {
+    if (tree_.first_path(b) == kNoPath || in_family[b]) continue;
+    any = true;
     in_family[b] = true;
     stack.push_back(b);
     while (!stack.empty()) {
@@ -186,6 +214,7 @@ std::vector<bool> Collector::TouchesFamilySubtree() const {
       }
     }
   }
+  if (!any) return in_family;  // no family: nothing touches one
   // Paths in reverse pre-order visit every child before its parent.
   std::vector<bool> touches = in_family;
   for (PathId p = static_cast<PathId>(tree_.size()); p-- > 1;) {

@@ -34,7 +34,12 @@ struct Owner {
 
 class Owners {
  public:
-  explicit Owners(size_t module_count) : index_(module_count, kNone) {}
+  // Room for an entry per module (a module has at most one): a model's
+  // owners are added one by one, up to millions.
+  explicit Owners(size_t module_count) : index_(module_count, kNone) {
+    entries_.reserve(module_count);
+    removed_.reserve(module_count);
+  }
 
   bool Has(ModuleId m) const { return index_[m] != kNone; }
   // Appends an entry for `owner.module`, which must not have one.
