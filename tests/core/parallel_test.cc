@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -141,6 +142,37 @@ TEST(ParallelTest, ModelProviderMistakesGiveTheSameResultForEveryThreadCount) {
   for (const char* code : {"unknown-module", "unknown-output"}) {
     EXPECT_NE(serial.find(absl::StrCat("\"code\":\"", code, "\"")), std::string::npos) << code;
   }
+  for (int threads : {2, 3, 8, 0}) EXPECT_EQ(ResultWith(doc, threads), serial) << "threads=" << threads;
+}
+
+// One parameter shared by 3,000 owners (more than a chunk of claims), each
+// through two local names: the first claim owns it, later ones with its
+// placement are dropped and the others conflict, in owner order (owner 1's
+// second name disagrees with its first, which agreed with the owner).
+TEST(ParallelTest, ClaimsOfOneSharedParameterFollowOwnerOrderForEveryThreadCount) {
+  std::string modules, children, providers;
+  for (int i = 0; i < 3000; ++i) {
+    absl::StrAppend(&modules, "\"l", i, "\": {\"forward\": [\"x\"], \"params\": {\"weight\": \"e\", \"tied\": \"e\"}}, ");
+    absl::StrAppend(&children, i ? ", " : "", "\"l", i, "\": \"l", i, "\"");
+    const char* second = i == 1 ? "R" : "S(0)";  // owner 1 disagrees with itself
+    absl::StrAppend(&providers, i ? ", " : "", "\"l", i, "\": {\"params\": {\"weight\": {\"tp\": \"",
+                    i % 3 == 2 ? "R" : "S(0)", "\"}, \"tied\": {\"tp\": \"", second,
+                    "\"}}, \"in_src\": {\"x\": {}}, \"in_dst\": {\"x\": {}}}");
+  }
+  const std::string doc = absl::StrCat(R"J({"schema": "shardplan.v1", "mesh": {"tp": 2}, "parameters": {"e": {}},
+    "root": "m", "modules": {)J", modules, R"J("m": {"children": {)J", children, R"J(}}},
+    "providers": {"sharding": {)J", providers, "}}}");
+  absl::StatusOr<Result> r = Check(doc, {});
+  ASSERT_TRUE(r.ok());
+  std::vector<std::string> conflicts;
+  for (const Diagnostic& d : r->diagnostics) {
+    ASSERT_EQ(d.code, "shared-conflict") << d.message;
+    conflicts.push_back(*d.parameter);
+  }
+  std::vector<std::string> want = {"l1.tied"};
+  for (int i = 2; i < 3000; i += 3) want.push_back(absl::StrCat("l", i, ".weight"));
+  EXPECT_EQ(conflicts, want);
+  const std::string serial = ResultWith(doc, 1);
   for (int threads : {2, 3, 8, 0}) EXPECT_EQ(ResultWith(doc, threads), serial) << "threads=" << threads;
 }
 
