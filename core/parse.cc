@@ -113,7 +113,13 @@ class Parser {
   enum class Section { kParameters, kModules, kProviders, kPlan };
   // One member of a section's map, parsed before ParseRoot sees the rest of
   // the document (where the map then stands empty).
-  bool StreamItem(Section section, std::string_view key, const Value& v);
+  // One member of a streamed map: its key, its value and the value's text.
+  struct Item {
+    std::string_view key;
+    Value value;
+    std::string_view text;
+  };
+  bool StreamItem(Section section, const Item& item);
   bool ParseRoot(const Value& root);
   const std::string& error() const { return error_; }
   const std::string& error_pointer() const { return error_pointer_; }
@@ -122,7 +128,7 @@ class Parser {
   // module's children and params refer to. The table is too large for any
   // cache; fetched together, their misses overlap instead of following one
   // another.
-  void Prefetch(const std::vector<std::pair<std::string_view, Value>>& items, Section section) const;
+  void Prefetch(const std::vector<Item>& items, Section section) const;
 
  private:
   // One reference token of the current pointer: a key, or an array index
@@ -203,7 +209,9 @@ class Parser {
   // plan.modules map (the current pointer names the map).
   bool ParameterItem(std::string_view id, const Value& v);
   bool ModuleItem(std::string_view id, const Value& v);
-  bool FqnLayoutItem(bool in_plan, std::string_view fqn, const Value& v);
+  // `text` is the value's: a layout spelled exactly as the previous one of
+  // the map (as models repeat their layouts) is not parsed again.
+  bool FqnLayoutItem(bool in_plan, std::string_view fqn, const Value& v, std::string_view text);
   bool ResolveReferences();
   bool CheckTree();
   bool NonNegativeInts(const Value& v, bool positive, SmallVector<int64_t>& out);
@@ -230,6 +238,11 @@ class Parser {
   Document& doc_;
   const Limits& limits_;
   std::array<Recent, 64> recent_{};
+  // The last layout FqnLayoutItem parsed, and its text (views of the
+  // document).
+  std::string_view last_layout_text_;
+  bool last_layout_in_plan_ = false;
+  Layout last_layout_;
   std::vector<Token> tokens_;
   std::string error_;
   std::string error_pointer_;
@@ -797,13 +810,21 @@ bool Parser::ParseLayout(const Value& v, bool in_plan, Origin origin, Layout& ou
   return true;
 }
 
-bool Parser::FqnLayoutItem(bool in_plan, std::string_view fqn, const Value& v) {
+bool Parser::FqnLayoutItem(bool in_plan, std::string_view fqn, const Value& v, std::string_view text) {
   At at(*this, fqn);
   FqnLayout entry{doc_.names.Intern(fqn), {}};
   if (!(in_plan ? plan_fqns_ : provider_fqns_).Insert(entry.fqn)) return Fail(absl::StrCat("duplicate key ", PyRepr(fqn)));
   const Origin origin = in_plan ? Origin{Origin::Kind::kPlan, static_cast<uint32_t>(doc_.plan ? doc_.plan->size() : 0)}
                                 : Origin{Origin::Kind::kProvider, static_cast<uint32_t>(doc_.model_providers.size())};
-  if (!ParseLayout(v, in_plan, origin, entry.layout)) return false;
+  if (!last_layout_text_.empty() && text == last_layout_text_ && in_plan == last_layout_in_plan_) {
+    entry.layout = last_layout_;  // the same text parses to the same layout
+    entry.layout.origin = origin;
+  } else {
+    if (!ParseLayout(v, in_plan, origin, entry.layout)) return false;
+    last_layout_text_ = text;
+    last_layout_in_plan_ = in_plan;
+    last_layout_ = entry.layout;
+  }
   if (!in_plan) {
     doc_.model_providers.push_back(std::move(entry));
   } else {
@@ -871,8 +892,8 @@ bool Parser::ParsePlan(const Value& v) {
   return ExpectObject(*f[0]);
 }
 
-void Parser::Prefetch(const std::vector<std::pair<std::string_view, Value>>& items, Section section) const {
-  for (const auto& [key, v] : items) {
+void Parser::Prefetch(const std::vector<Item>& items, Section section) const {
+  for (const auto& [key, v, text] : items) {
     doc_.names.Prefetch(key);
     if (section != Section::kModules || !v.IsObject()) continue;
     for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
@@ -884,7 +905,8 @@ void Parser::Prefetch(const std::vector<std::pair<std::string_view, Value>>& ite
   }
 }
 
-bool Parser::StreamItem(Section section, std::string_view key, const Value& v) {
+bool Parser::StreamItem(Section section, const Item& item) {
+  const auto& [key, v, text] = item;
   switch (section) {
     case Section::kParameters: {
       At at(*this, "parameters");
@@ -897,12 +919,12 @@ bool Parser::StreamItem(Section section, std::string_view key, const Value& v) {
     case Section::kProviders: {
       At at(*this, "providers");
       At at_map(*this, "sharding");
-      return FqnLayoutItem(/*in_plan=*/false, key, v);
+      return FqnLayoutItem(/*in_plan=*/false, key, v, text);
     }
     case Section::kPlan: {
       At at(*this, "plan");
       At at_map(*this, "modules");
-      return FqnLayoutItem(/*in_plan=*/true, key, v);
+      return FqnLayoutItem(/*in_plan=*/true, key, v, text);
     }
   }
   return false;
@@ -1093,7 +1115,7 @@ class Scanner {
       explicit Batch(std::string_view text, int max_depth) : reader(text, max_depth), mark(reader.GetMark()) {}
       json::Reader reader;
       json::Reader::Mark mark;
-      std::vector<std::pair<std::string_view, Value>> items;
+      std::vector<Parser::Item> items;
       bool failed = false;  // the batch ends at reader's syntax error
     };
     constexpr size_t kLive = 4, kBatchItems = 256;
@@ -1113,11 +1135,17 @@ class Scanner {
       while (batch.items.size() < kBatchItems && !done) {
         std::string_view key;
         Value value;
-        if (!ReadName(r, key) || !r.ReadValue(value, depth)) {
+        if (!ReadName(r, key)) {
           batch.failed = true;
           break;
         }
-        batch.items.emplace_back(key, value);  // parsed before a separator error
+        const size_t start = r.offset();
+        if (!r.ReadValue(value, depth)) {
+          batch.failed = true;
+          break;
+        }
+        // Parsed before a separator error.
+        batch.items.push_back({key, value, text_.substr(start, r.offset() - start)});
         if (!ReadSeparator(r, done)) {
           batch.failed = true;
           break;
@@ -1130,8 +1158,8 @@ class Scanner {
     auto consume = [&](Batch& batch) {
       if (parser_failed.load(std::memory_order_relaxed)) return;
       parser_.Prefetch(batch.items, section);
-      for (const auto& [key, value] : batch.items) {
-        if (!parser_.StreamItem(section, key, value)) {
+      for (const Parser::Item& item : batch.items) {
+        if (!parser_.StreamItem(section, item)) {
           parser_failed.store(true, std::memory_order_relaxed);
           return;
         }

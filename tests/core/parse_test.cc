@@ -205,6 +205,28 @@ TEST(ParseTest, PlanLayoutsNeedParams) {
   EXPECT_EQ(*Invalid(text).pointer, "/plan/modules//params");
 }
 
+// A layout spelled exactly as the previous one is not parsed again: it
+// must still be its own entry (origin, pointer), and a plan layout must
+// still need params when a provider spelled the same text.
+TEST(ParseTest, RepeatedLayoutTextsKeepTheirOwnPlaceAndRules) {
+  const std::string layout = R"J({"params": {"weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}})J";
+  std::string text = Edit(R"J("sharding": {"": )J", absl::StrCat(R"J("sharding": {"a": )J", layout, R"J(, "b": )J",
+                                                               layout, R"J(, "c": {"params": null}, "": )J"));
+  ParsedDocument parsed = ParseDocument(text, Limits{});
+  ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
+  const Document& doc = *parsed.document;
+  ASSERT_EQ(doc.model_providers.size(), 4u);
+  EXPECT_EQ(doc.PointerOf(doc.model_providers[1].layout.origin), "/providers/sharding/b");
+  EXPECT_EQ(&*doc.model_providers[0].layout.params, &*doc.model_providers[1].layout.params);
+  EXPECT_EQ(doc.Name((*doc.model_providers[1].layout.params)[0].name), "weight");
+  // A plan after the providers reads the text of the last provider, with
+  // the plan's rule.
+  std::string both = Edit("\"in_dst\": {}}}}", R"J("in_dst": {}}, "z": {"params": null}}})J");
+  both.insert(both.rfind('}'), R"J(, "plan": {"modules": {"x": {"params": null}}})J");
+  EXPECT_EQ(Invalid(both.substr(0, both.find(", \"plan\"")) + "}").message, "");
+  EXPECT_EQ(*Invalid(both).pointer, "/plan/modules/x/params");
+}
+
 TEST(ParseTest, NullIsAcceptedOnlyWhereTheSpecAllowsIt) {
   EXPECT_EQ(Invalid(Edit("\"in_src\": {}", "\"in_src\": null")).message, "");
   EXPECT_EQ(Invalid(Edit("\"type\": \"Linear\"", "\"type\": \"Linear\", \"parallel\": null")).message, "");
