@@ -68,19 +68,7 @@ class Collector {
 };
 
 std::vector<ModuleId> Collector::FamilyModules(const Document& doc) {
-  constexpr size_t kGrain = 16384;
-  std::vector<std::vector<ModuleId>> chunks((doc.modules.size() + kGrain - 1) / kGrain);
-  ParallelFor(chunks.size(), 1, [&](size_t begin, size_t end) {
-    for (size_t c = begin; c < end; ++c) {
-      const size_t last = std::min(doc.modules.size(), (c + 1) * kGrain);
-      for (size_t m = c * kGrain; m < last; ++m) {
-        if (doc.modules[m].family) chunks[c].push_back(static_cast<ModuleId>(m));
-      }
-    }
-  });
-  std::vector<ModuleId> out;
-  for (const std::vector<ModuleId>& chunk : chunks) out.insert(out.end(), chunk.begin(), chunk.end());
-  return out;
+  return ParallelFilter(0, doc.modules.size(), 16384, [&](size_t m) { return doc.modules[m].family != nullptr; });
 }
 
 bool Collector::Vacant(PathId path, const Layout& layout) {
@@ -236,19 +224,10 @@ std::vector<PathId> Collector::MatchingPaths(const Glob& glob) const {
     stop = tree_.end(below);
   }
   const bool ascii = tree_.ascii();
-  constexpr size_t kGrain = 2048;
-  std::vector<std::vector<PathId>> chunks((stop - first + kGrain - 1) / kGrain);
-  ParallelFor(chunks.size(), 1, [&](size_t begin, size_t end) {
-    for (size_t c = begin; c < end; ++c) {
-      const PathId last = static_cast<PathId>(std::min<size_t>(stop, first + (c + 1) * kGrain));
-      for (PathId p = static_cast<PathId>(first + c * kGrain); p < last; ++p) {
-        if (ascii ? glob.MatchesAscii(tree_.fqn(p)) : glob.Matches(tree_.fqn(p))) chunks[c].push_back(p);
-      }
-    }
+  return ParallelFilter(first, stop, 2048, [&](size_t p) {
+    const std::string_view fqn = tree_.fqn(static_cast<PathId>(p));
+    return ascii ? glob.MatchesAscii(fqn) : glob.Matches(fqn);
   });
-  std::vector<PathId> hits;
-  for (const std::vector<PathId>& chunk : chunks) hits.insert(hits.end(), chunk.begin(), chunk.end());
-  return hits;
 }
 
 void Collector::NativeRequests() {

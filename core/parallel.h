@@ -6,9 +6,12 @@
 #ifndef SHARDPLAN_CORE_PARALLEL_H_
 #define SHARDPLAN_CORE_PARALLEL_H_
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <utility>
+#include <vector>
 
 #ifndef SHARDPLAN_SERIAL
 #include "oneapi/tbb/blocked_range.h"
@@ -36,6 +39,25 @@ void ParallelFor(size_t n, size_t grain, Body&& body) {
   tbb::parallel_for(tbb::blocked_range<size_t>(0, n, grain),
                     [&](const tbb::blocked_range<size_t>& r) { body(r.begin(), r.end()); });
 #endif
+}
+
+// The indexes i in [begin, end) for which keep(i) holds, in increasing
+// order: tested in parallel over chunks of `grain` indexes, each chunk's
+// collected on its own and the chunks joined in order.
+template <typename Keep>
+std::vector<uint32_t> ParallelFilter(size_t begin, size_t end, size_t grain, Keep&& keep) {
+  std::vector<std::vector<uint32_t>> chunks((end - begin + grain - 1) / grain);
+  ParallelFor(chunks.size(), 1, [&](size_t first, size_t stop) {
+    for (size_t c = first; c < stop; ++c) {
+      const size_t last = std::min(end, begin + (c + 1) * grain);
+      for (size_t i = begin + c * grain; i < last; ++i) {
+        if (keep(i)) chunks[c].push_back(static_cast<uint32_t>(i));
+      }
+    }
+  });
+  std::vector<uint32_t> out;
+  for (const std::vector<uint32_t>& chunk : chunks) out.insert(out.end(), chunk.begin(), chunk.end());
+  return out;
 }
 
 // A two-stage pipeline: produce() returns the next item (nullptr at the

@@ -111,14 +111,14 @@ class Parser {
 
   // The maps whose members the scanner hands over one at a time.
   enum class Section { kParameters, kModules, kProviders, kPlan };
-  // One member of a section's map, parsed before ParseRoot sees the rest of
-  // the document (where the map then stands empty).
   // One member of a streamed map: its key, its value and the value's text.
   struct Item {
     std::string_view key;
     Value value;
     std::string_view text;
   };
+  // One member of a section's map, parsed before ParseRoot sees the rest of
+  // the document (where the map then stands empty).
   bool StreamItem(Section section, const Item& item);
   bool ParseRoot(const Value& root);
   const std::string& error() const { return error_; }

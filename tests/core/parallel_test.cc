@@ -33,6 +33,23 @@ TEST(ParallelForTest, CoversEveryIndexOnceInChunksOfAboutTheGrain) {
   }
 }
 
+TEST(ParallelFilterTest, KeepsTheMatchingIndexesInOrderForEveryThreadCount) {
+  for (size_t begin : {size_t{0}, size_t{5}}) {
+    for (size_t end : {begin, begin + 1, begin + 100, begin + 100003}) {
+      std::vector<uint32_t> want;
+      for (size_t i = begin; i < end; ++i) {
+        if (i % 7 == 3 || i % 1000 == 0) want.push_back(static_cast<uint32_t>(i));
+      }
+      for (int threads : {1, 4}) {
+        const std::vector<uint32_t> got = WithThreads(threads, [&] {
+          return ParallelFilter(begin, end, 64, [](size_t i) { return i % 7 == 3 || i % 1000 == 0; });
+        });
+        EXPECT_EQ(got, want) << "[" << begin << ", " << end << ") threads=" << threads;
+      }
+    }
+  }
+}
+
 // A model of `layers` blocks, each with an attention family, an MLP owned
 // by a native request and a norm. With `mistakes`, every seventh layer has
 // errors in several phases (unknown axis, partial parameter, a tie with a
