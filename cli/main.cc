@@ -15,7 +15,6 @@
 #include <cstdio>
 #include <functional>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,13 +55,6 @@ int Usage(std::string_view problem) {
   return 2;
 }
 
-bool ReadStream(std::istream& in, std::string& out) {
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = std::move(ss).str();
-  return !in.bad();
-}
-
 // A document's text: a regular file is mapped (read-only, its pages mapped
 // from the page cache up front), which spares copying it and faulting in a
 // buffer of its size; standard input, pipes and devices are read to their
@@ -77,7 +69,7 @@ class Input {
 
   bool Open(const std::string& path, std::string& error) {
     if (path == "-") {
-      if (ReadStream(std::cin, text_)) return true;
+      if (ReadFd(STDIN_FILENO)) return true;
       error = "error reading standard input";
       return false;
     }
