@@ -47,7 +47,7 @@ OwnerScan ScanOwner(const ModuleTree& tree, const std::vector<bool>& owner_at, c
   const PlacementMap& params = *owner.layout->params;
   scan.resolved.reserve(params.size());
   for (const PlacementEntry& entry : params) {
-    ModuleTree::ParamRef ref = tree.ResolveParameter(root, doc.Name(entry.name));
+    ModuleTree::ParamRef ref = tree.ResolveParameter(root, entry.name);
     if (ref.module_path != kNoPath) {
       stamps.declared_by[ref.param] = stamp;
       bool nested = false;

@@ -131,9 +131,10 @@ void Collector::ModelProviders() {
   };
   std::vector<Resolved> resolved(providers.size());
   ParallelFor(providers.size(), 256, [&](size_t begin, size_t end) {
+    ModuleTree::Resolver resolver(tree_);
     for (size_t i = begin; i < end; ++i) {
       Resolved& r = resolved[i];
-      r.path = tree_.Resolve(doc_.Name(providers[i].fqn));
+      r.path = resolver.Resolve(doc_.Name(providers[i].fqn));
       if (r.path != kNoPath) r.outputs = NormalizeOutputs(providers[i].layout);
     }
   });

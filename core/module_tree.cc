@@ -1,5 +1,6 @@
 #include "core/module_tree.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/glob.h"
@@ -89,6 +90,18 @@ PathId ModuleTree::ChildNamed(PathId p, NameId name) const {
   return i == kNone ? kNoPath : child(p, i);
 }
 
+PathId ModuleTree::ChildBySegment(PathId p, std::string_view segment) const {
+  const NameId name = doc_.names.Find(segment);
+  return name == kNoName ? kNoPath : ChildNamed(p, name);
+}
+
+ModuleTree::ParamRef ModuleTree::ParameterOf(PathId q, NameId name) const {
+  const auto& params = doc_.modules[module_[q]].params;
+  const uint32_t i = IndexOf(module_[q], params, param_index_, name);
+  if (i == kNone) return {};
+  return {q, name, params[i].second};
+}
+
 ModuleTree::ParamRef ModuleTree::ResolveParameter(PathId from, std::string_view local) const {
   const size_t dot = local.rfind('.');
   if (dot == 0) return {};
@@ -96,10 +109,13 @@ ModuleTree::ParamRef ModuleTree::ResolveParameter(PathId from, std::string_view 
   if (q == kNoPath) return {};
   const NameId name = doc_.names.Find(dot == std::string_view::npos ? local : local.substr(dot + 1));
   if (name == kNoName) return {};
-  const auto& params = doc_.modules[module_[q]].params;
-  const uint32_t i = IndexOf(module_[q], params, param_index_, name);
-  if (i == kNone) return {};
-  return {q, name, params[i].second};
+  return ParameterOf(q, name);
+}
+
+ModuleTree::ParamRef ModuleTree::ResolveParameter(PathId from, NameId local) const {
+  const std::string_view text = doc_.Name(local);
+  if (text.find('.') != std::string_view::npos) return ResolveParameter(from, text);
+  return ParameterOf(from, local);
 }
 
 PathId ModuleTree::ResolveFrom(PathId from, std::string_view relative) const {
@@ -107,12 +123,37 @@ PathId ModuleTree::ResolveFrom(PathId from, std::string_view relative) const {
   PathId p = from;
   while (true) {
     size_t dot = relative.find('.');
-    std::string_view segment = relative.substr(0, dot);
-    NameId name = doc_.names.Find(segment);
-    if (name == kNoName) return kNoPath;
-    p = ChildNamed(p, name);
+    p = ChildBySegment(p, relative.substr(0, dot));
     if (p == kNoPath || dot == std::string_view::npos) return p;
     relative.remove_prefix(dot + 1);
+  }
+}
+
+PathId ModuleTree::Resolver::Resolve(std::string_view fqn) {
+  if (fqn.empty()) return 0;
+  // Keep the steps of last_ that are also whole leading segments of fqn.
+  const size_t common = std::mismatch(fqn.begin(), fqn.end(), last_.begin(), last_.end()).first - fqn.begin();
+  while (!steps_.empty()) {
+    const size_t end = steps_.back().end;
+    if (end <= common && (end == fqn.size() || fqn[end] == '.')) break;
+    steps_.pop_back();
+  }
+  last_.assign(fqn);
+  PathId p = 0;
+  size_t pos = 0;
+  if (!steps_.empty()) {
+    if (steps_.back().end == fqn.size()) return steps_.back().path;
+    p = steps_.back().path;
+    pos = steps_.back().end + 1;
+  }
+  while (true) {
+    const size_t dot = fqn.find('.', pos);
+    const size_t end = dot == std::string_view::npos ? fqn.size() : dot;
+    p = tree_.ChildBySegment(p, fqn.substr(pos, end - pos));
+    if (p == kNoPath) return kNoPath;
+    steps_.push_back({end, p});
+    if (dot == std::string_view::npos) return p;
+    pos = dot + 1;
   }
 }
 

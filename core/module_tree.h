@@ -59,6 +59,28 @@ class ModuleTree {
     ParamId param = 0;
   };
   ParamRef ResolveParameter(PathId from, std::string_view local) const;
+  // The same for an interned `local`: a name without a dot is the slot's
+  // name itself, so it is not looked up again.
+  ParamRef ResolveParameter(PathId from, NameId local) const;
+
+  // Resolves FQNs one after another, each as Resolve would, but starting
+  // from the path of the longest dotted prefix it shares with the previous
+  // one: documents list siblings together ("layers.3.attn", "layers.3.mlp"),
+  // so most of an FQN's segments are not looked up again. One per thread.
+  class Resolver {
+   public:
+    explicit Resolver(const ModuleTree& tree) : tree_(tree) {}
+    PathId Resolve(std::string_view fqn);
+
+   private:
+    struct Step {
+      size_t end;  // the resolved prefix of last_ is last_[0, end)
+      PathId path;
+    };
+    const ModuleTree& tree_;
+    std::string last_;
+    std::vector<Step> steps_;  // of last_'s leading segments, in order
+  };
   // A parameter slot of the module at `module` named `name`; its full name
   // is fqn(module) + "." + name (name alone at the root).
   struct ParamPath {
@@ -79,6 +101,10 @@ class ModuleTree {
 
  private:
   static uint64_t Key(uint32_t owner, NameId name) { return (uint64_t{owner} << 32) | name; }
+  // The child of p named `segment` (one step of get_submodule), or kNoPath.
+  PathId ChildBySegment(PathId p, std::string_view segment) const;
+  // The slot named `name` of the module at q.
+  ParamRef ParameterOf(PathId q, NameId name) const;
   // Modules with at most this many children (parameters) are not indexed:
   // scanning a few inline pairs beats a hash lookup, and the indexes stay
   // small.

@@ -56,13 +56,14 @@ struct EntryCheck {
 
 constexpr ParamId kNoParam = UINT32_MAX;
 
-void CheckEntry(const ModuleTree& tree, const Owners& owners, const FqnLayout& entry, EntryCheck& out) {
+void CheckEntry(const ModuleTree& tree, ModuleTree::Resolver& resolver, const Owners& owners, const FqnLayout& entry,
+                EntryCheck& out) {
   const Document& doc = tree.doc();
-  out.path = tree.Resolve(doc.Name(entry.fqn));
+  out.path = resolver.Resolve(doc.Name(entry.fqn));
   if (out.path == kNoPath) return;
   out.params.reserve(entry.layout.params->size());
   for (const PlacementEntry& p : *entry.layout.params) {
-    const ModuleTree::ParamRef ref = tree.ResolveParameter(out.path, doc.Name(p.name));
+    const ModuleTree::ParamRef ref = tree.ResolveParameter(out.path, p.name);
     out.params.push_back(ref.module_path == kNoPath ? kNoParam : ref.param);
   }
   const Owner* owner = owners.Find(tree.module(out.path));
@@ -90,8 +91,9 @@ void CheckEntry(const ModuleTree& tree, const Owners& owners, const FqnLayout& e
 }  // namespace
 
 void ReportUnknownModules(const ModuleTree& tree, const std::vector<FqnLayout>& plan, DiagnosticSink& sink) {
+  ModuleTree::Resolver resolver(tree);
   for (const FqnLayout& entry : plan) {
-    if (tree.Resolve(tree.doc().Name(entry.fqn)) == kNoPath) ReportUnknownModule(entry, tree.doc(), sink);
+    if (resolver.Resolve(tree.doc().Name(entry.fqn)) == kNoPath) ReportUnknownModule(entry, tree.doc(), sink);
   }
 }
 
@@ -103,7 +105,8 @@ void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& cl
   const Document& doc = tree.doc();
   std::vector<EntryCheck> checks(plan.size());
   ParallelFor(plan.size(), 256, [&](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) CheckEntry(tree, owners, plan[i], checks[i]);
+    ModuleTree::Resolver resolver(tree);
+    for (size_t i = begin; i < end; ++i) CheckEntry(tree, resolver, owners, plan[i], checks[i]);
   });
 
   const size_t param_count = doc.parameters.size();

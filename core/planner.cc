@@ -268,14 +268,15 @@ std::vector<ParamDeclaration> DeclarationsOf(const ModuleTree& tree, const std::
                                              const std::vector<PackedParam>& packed) {
   const Document& doc = tree.doc();
   std::vector<ParamDeclaration> out;
+  ModuleTree::Resolver resolver(tree);
   for (size_t i = 0; i < plan.size(); ++i) {
     const FqnLayout& entry = plan[i];
-    const PathId path = tree.Resolve(doc.Name(entry.fqn));
+    const PathId path = resolver.Resolve(doc.Name(entry.fqn));
     if (path == kNoPath || !entry.layout.params) continue;
     const bool from_templates = provenance != nullptr && !(*provenance)[i].empty() &&
                                 absl::StartsWith((*provenance)[i][0], "template:");
     for (const PlacementEntry& e : *entry.layout.params) {
-      const ModuleTree::ParamRef ref = tree.ResolveParameter(path, doc.Name(e.name));
+      const ModuleTree::ParamRef ref = tree.ResolveParameter(path, e.name);
       if (ref.module_path == kNoPath) continue;
       ParamDeclaration& d = out.emplace_back();
       d.param = ref.param;
@@ -299,11 +300,12 @@ std::vector<const NamedPlacements*> PlacementsByParameter(const ModuleTree& tree
                                                           const std::vector<FqnLayout>& plan) {
   const Document& doc = tree.doc();
   std::vector<const NamedPlacements*> out(doc.parameters.size(), nullptr);
+  ModuleTree::Resolver resolver(tree);
   for (const FqnLayout& entry : plan) {
-    const PathId path = tree.Resolve(doc.Name(entry.fqn));
+    const PathId path = resolver.Resolve(doc.Name(entry.fqn));
     if (path == kNoPath || !entry.layout.params) continue;
     for (const PlacementEntry& e : *entry.layout.params) {
-      const ModuleTree::ParamRef ref = tree.ResolveParameter(path, doc.Name(e.name));
+      const ModuleTree::ParamRef ref = tree.ResolveParameter(path, e.name);
       if (ref.module_path != kNoPath && out[ref.param] == nullptr) out[ref.param] = &e.placements;
     }
   }

@@ -1,6 +1,7 @@
 #include "core/module_tree.h"
 
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -142,6 +143,50 @@ TEST(ModuleTreeTest, FindsChildrenAndParametersOfSmallAndLargeModules) {
     EXPECT_EQ(tree.ResolveParameter(0, "c0").module_path, kNoPath);
     EXPECT_EQ(tree.ResolveParameter(0, "q").module_path, kNoPath);
   }
+}
+
+// The resolver reuses the previous FQN's resolved prefix only where it is a
+// whole leading segment of the next one: over a sequence mixing siblings,
+// prefixes of each other, near misses and malformed names, it answers as
+// Resolve does, in every order.
+TEST(ModuleTreeTest, ResolverAgreesWithResolveOverAnySequence) {
+  std::string text = kShared;
+  // Names that extend or shorten each other: "a" and "ab", "lin" and "li".
+  text.replace(text.find(R"("head": "lin")"), 13, R"("head": "lin", "ab": "blk", "li": "blk")");
+  std::unique_ptr<Document> doc = Parse(text);
+  const ModuleTree tree(*doc);
+  std::vector<std::string> fqns;
+  for (PathId p = 0; p < tree.size(); ++p) fqns.emplace_back(tree.fqn(p));
+  for (const char* odd : {"a.", ".a", "a..lin", "a.li", "ab.lin.x", "abc", "a.lin.weight", "norm", "l", "."}) {
+    fqns.emplace_back(odd);
+  }
+  std::mt19937 random(7);
+  ModuleTree::Resolver resolver(tree);
+  int found = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const std::string& fqn = fqns[random() % fqns.size()];
+    const PathId expected = tree.Resolve(fqn);
+    ASSERT_EQ(resolver.Resolve(fqn), expected) << "step " << i << ": " << fqn;
+    found += expected != kNoPath;
+  }
+  EXPECT_GT(found, 1000);  // the sequence is mostly real paths
+}
+
+// An interned parameter name resolves like its text, with or without dots.
+TEST(ModuleTreeTest, ResolvesInternedParameterNames) {
+  auto doc = Parse(kShared);
+  const ModuleTree tree(*doc);
+  for (std::string_view local : {"norm", "a.lin.weight", "head.weight", "weight", "a.lin", "a", ".weight"}) {
+    const NameId id = doc->names.Intern(local);
+    for (PathId from : {PathId{0}, tree.Resolve("a.lin")}) {
+      const ModuleTree::ParamRef by_text = tree.ResolveParameter(from, local);
+      const ModuleTree::ParamRef by_id = tree.ResolveParameter(from, id);
+      EXPECT_EQ(by_id.module_path, by_text.module_path) << local;
+      EXPECT_EQ(by_id.name, by_text.name) << local;
+      EXPECT_EQ(by_id.param, by_text.param) << local;
+    }
+  }
+  EXPECT_NE(tree.ResolveParameter(0, doc->names.Intern("a.lin.weight")).module_path, kNoPath);
 }
 
 }  // namespace
