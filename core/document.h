@@ -60,6 +60,8 @@ class MapRef {
   explicit operator bool() const { return map_ != nullptr; }
   const PlacementMap& operator*() const { return *map_; }
   const PlacementMap* operator->() const { return map_; }
+  // The stored map: equal maps of one store are one map.
+  const PlacementMap* get() const { return map_; }
 
  private:
   friend class MapStore;

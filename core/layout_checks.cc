@@ -1,6 +1,7 @@
 #include "core/layout_checks.h"
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -36,7 +37,7 @@ void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, Diagn
   }
   if (layout.in_src && layout.in_dst) {
     bool same = layout.in_src->size() == layout.in_dst->size();
-    if (same) {
+    if (same && layout.in_src.get() != layout.in_dst.get()) {
       const NameSet dst(*layout.in_dst, [](const PlacementEntry& e) { return e.name; });
       for (const PlacementEntry& e : *layout.in_src) same = same && dst.Contains(e.name);
     }
@@ -44,10 +45,17 @@ void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, Diagn
   }
   const Module& module = doc.modules[tree.module(path)];
   if (layout.in_src && !module.var_keyword) {
-    const NameSet forward(module.forward, [](NameId n) { return n; });
+    // A module's few forward names are scanned; a set is built for many.
+    constexpr size_t kScan = 16;
+    const NameSet forward = module.forward.size() > kScan ? NameSet(module.forward, [](NameId n) { return n; }) : NameSet();
+    auto is_forward = [&](NameId n) {
+      return module.forward.size() > kScan ? forward.Contains(n)
+                                           : std::find(module.forward.begin(), module.forward.end(), n) !=
+                                                 module.forward.end();
+    };
     std::vector<std::string_view> unknown;
     for (const PlacementEntry& e : *layout.in_src) {
-      if (!forward.Contains(e.name)) {
+      if (!is_forward(e.name)) {
         unknown.push_back(doc.Name(e.name));
       }
     }
@@ -111,17 +119,54 @@ void CheckParallelAxes(const ModuleTree& tree, PathId path, const ParallelSpec& 
   }
 }
 
+const CleanLayouts::Facts& CleanLayouts::Of(const PlacementMap& map) {
+  for (const Facts& facts : facts_) {
+    if (facts.map == &map) return facts;
+  }
+  Facts& facts = facts_[next_++ % std::size(facts_)];
+  facts = {&map, true, false};
+  for (const PlacementEntry& e : map) {
+    for (const AxisPlacement& a : e.placements) {
+      facts.mesh_axes_only = facts.mesh_axes_only && doc_.IsMeshAxis(a.axis);
+      facts.partial = facts.partial || a.placement.is_partial();
+    }
+  }
+  return facts;
+}
+
+bool CleanLayouts::Placements(const Layout& layout) {
+  const std::array<const PlacementMap*, 5> maps = {layout.params.get(), layout.in_src.get(), layout.in_dst.get(),
+                                                   layout.out_src.get(), layout.out_dst.get()};
+  if (maps == clean_maps_) return true;
+  if (maps[0] != nullptr && (!Of(*maps[0]).mesh_axes_only || Of(*maps[0]).partial)) return false;
+  for (size_t i = 1; i < maps.size(); ++i) {
+    if (maps[i] != nullptr && !Of(*maps[i]).mesh_axes_only) return false;
+  }
+  clean_maps_ = maps;
+  return true;
+}
+
+bool CleanLayouts::ParallelAxes(const ParallelSpec& parallel) {
+  if (clean_axes_ == parallel.axes) return true;
+  if (!std::all_of(parallel.axes.begin(), parallel.axes.end(), [&](NameId a) { return doc_.IsMeshAxis(a); })) {
+    return false;
+  }
+  clean_axes_ = parallel.axes;
+  return true;
+}
+
 void CheckOwners(const ModuleTree& tree, const Owners& owners, DiagnosticSink& sink) {
   const std::vector<const Owner*> entries = owners.InOrder();
   std::vector<DiagnosticSink> found(entries.size());
   ParallelFor(entries.size(), 256, [&](size_t begin, size_t end) {
+    CleanLayouts clean(tree.doc());
     for (size_t e = begin; e < end; ++e) {
       const Owner& owner = *entries[e];
       // Derived out_names are unique, so the written ones are all there is
       // to check for duplicate-output-name.
       CheckPorts(tree, owner.path, *owner.layout, found[e]);
-      CheckPlacements(tree, owner.path, *owner.layout, found[e]);
-      if (owner.parallel && !HasCachedFamily(tree.doc(), owner.module)) {
+      if (!clean.Placements(*owner.layout)) CheckPlacements(tree, owner.path, *owner.layout, found[e]);
+      if (owner.parallel && !HasCachedFamily(tree.doc(), owner.module) && !clean.ParallelAxes(*owner.parallel)) {
         CheckParallelAxes(tree, owner.path, *owner.parallel, found[e]);
       }
     }

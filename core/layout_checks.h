@@ -3,6 +3,9 @@
 #ifndef SHARDPLAN_CORE_LAYOUT_CHECKS_H_
 #define SHARDPLAN_CORE_LAYOUT_CHECKS_H_
 
+#include <array>
+#include <optional>
+
 #include "core/diagnostic.h"
 #include "core/module_tree.h"
 #include "core/owners.h"
@@ -23,6 +26,36 @@ void CheckPlacements(const ModuleTree& tree, PathId path, const Layout& layout, 
 
 // Verifies that every communication axis is a mesh axis (parallel-unknown-axis).
 void CheckParallelAxes(const ModuleTree& tree, PathId path, const ParallelSpec& parallel, DiagnosticSink& sink);
+
+// Which layouts and parallel specs the two checks above have nothing to
+// report for, found without spelling a diagnostic: what the maps of a layout
+// hold is remembered per stored map (a model's millions of layouts share a
+// few, see MapStore), and the last clean list of parallel axes is kept. One
+// per thread; callers run the full check only where this says no.
+class CleanLayouts {
+ public:
+  explicit CleanLayouts(const Document& doc) : doc_(doc) {}
+  // CheckPlacements reports nothing for `layout`.
+  bool Placements(const Layout& layout);
+  // CheckParallelAxes reports nothing for `parallel`.
+  bool ParallelAxes(const ParallelSpec& parallel);
+
+ private:
+  struct Facts {
+    const PlacementMap* map = nullptr;
+    bool mesh_axes_only = false;  // every axis is a mesh axis
+    bool partial = false;         // some placement is Partial
+  };
+  const Facts& Of(const PlacementMap& map);
+
+  const Document& doc_;
+  Facts facts_[8];  // the maps seen last
+  size_t next_ = 0;  // the slot to fill next
+  // The maps (params, in_src, in_dst, out_src, out_dst) of the last clean
+  // layout: consecutive owners usually share all five.
+  std::array<const PlacementMap*, 5> clean_maps_ = {};
+  std::optional<SmallVector<NameId>> clean_axes_;
+};
 
 // Whether the module has an applied (cached) family layout.
 bool HasCachedFamily(const Document& doc, ModuleId m);

@@ -49,15 +49,16 @@ void ReportUnknownModule(const FqnLayout& entry, const Document& doc, Diagnostic
 struct EntryCheck {
   PathId path = kNoPath;
   // The parameter of each of the entry's params (kNoParam: not resolved).
-  std::vector<ParamId> params;
+  SmallVector<ParamId> params;
   bool removed_ownership = false;
   DiagnosticSink found;  // ports, placements, family and parallel axes
 };
 
 constexpr ParamId kNoParam = UINT32_MAX;
 
-void CheckEntry(const ModuleTree& tree, ModuleTree::Resolver& resolver, const Owners& owners, const FqnLayout& entry,
-                EntryCheck& out) {
+// The resolver and the clean layouts are the calling thread's.
+void CheckEntry(const ModuleTree& tree, ModuleTree::Resolver& resolver, CleanLayouts& clean, const Owners& owners,
+                const FqnLayout& entry, EntryCheck& out) {
   const Document& doc = tree.doc();
   out.path = resolver.Resolve(doc.Name(entry.fqn));
   if (out.path == kNoPath) return;
@@ -68,13 +69,19 @@ void CheckEntry(const ModuleTree& tree, ModuleTree::Resolver& resolver, const Ow
   }
   const Owner* owner = owners.Find(tree.module(out.path));
   if (owner == nullptr || owner->path != out.path) return;
-  std::vector<ParamId> sorted = out.params;
-  std::sort(sorted.begin(), sorted.end());
+  // A few declared parameters are scanned, many sorted first.
+  constexpr size_t kScan = 16;
+  SmallVector<ParamId> sorted;
+  if (out.params.size() > kScan) {
+    sorted = out.params;
+    std::sort(sorted.begin(), sorted.end());
+  }
   out.removed_ownership = !std::all_of(owner->required.begin(), owner->required.end(), [&](ParamId p) {
-    return std::binary_search(sorted.begin(), sorted.end(), p);
+    return out.params.size() > kScan ? std::binary_search(sorted.begin(), sorted.end(), p)
+                                     : std::find(out.params.begin(), out.params.end(), p) != out.params.end();
   });
   CheckPorts(tree, out.path, entry.layout, out.found);
-  CheckPlacements(tree, out.path, entry.layout, out.found);
+  if (!clean.Placements(entry.layout)) CheckPlacements(tree, out.path, entry.layout, out.found);
   const Module& module = doc.modules[tree.module(out.path)];
   if (module.family && module.family->cached) {
     if (!SameAsCached(entry.layout, module.family->cached->sharding)) {
@@ -83,7 +90,7 @@ void CheckEntry(const ModuleTree& tree, ModuleTree::Resolver& resolver, const Ow
       d.fqn = std::string(fqn);
       d.pointer = doc.PointerOf(entry.layout.origin);
     }
-  } else if (owner->parallel) {
+  } else if (owner->parallel && !clean.ParallelAxes(*owner->parallel)) {
     CheckParallelAxes(tree, out.path, *owner->parallel, out.found);
   }
 }
@@ -106,7 +113,8 @@ void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& cl
   std::vector<EntryCheck> checks(plan.size());
   ParallelFor(plan.size(), 256, [&](size_t begin, size_t end) {
     ModuleTree::Resolver resolver(tree);
-    for (size_t i = begin; i < end; ++i) CheckEntry(tree, resolver, owners, plan[i], checks[i]);
+    CleanLayouts clean(doc);
+    for (size_t i = begin; i < end; ++i) CheckEntry(tree, resolver, clean, owners, plan[i], checks[i]);
   });
 
   const size_t param_count = doc.parameters.size();

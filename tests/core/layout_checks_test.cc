@@ -1,0 +1,76 @@
+#include "core/layout_checks.h"
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/parse.h"
+#include "gtest/gtest.h"
+
+namespace shardplan {
+namespace {
+
+// CleanLayouts answers, without a diagnostic, whether CheckPlacements and
+// CheckParallelAxes would report anything. Over many providers whose maps
+// mix mesh and unknown axes, Partial and other placements, with more
+// distinct maps than it remembers and repeats in every order, it must agree
+// with the full checks on each one.
+TEST(CleanLayoutsTest, AgreesWithTheFullChecks) {
+  const std::vector<std::string> placements = {
+      R"J({"dp": "R", "tp": "S(0)"})J", R"J({"dp": "S(0)", "tp": "P"})J", R"J({"tp": "S(1)"})J", R"J({"xx": "R"})J",
+      R"J({"dp": "R", "xx": "P"})J",    R"J({})J",                        R"J({"tp": "P(max)"})J"};
+  const std::vector<std::string> axes = {R"J(["dp", "tp"])J", R"J(["tp"])J", R"J(["dp", "yy"])J", R"J([])J"};
+  std::mt19937 random(3);
+  auto pick = [&](const std::vector<std::string>& from) { return from[random() % from.size()]; };
+  constexpr int kModules = 400;
+  std::string modules, providers;
+  for (int i = 0; i < kModules; ++i) {
+    const std::string I = std::to_string(i);
+    absl::StrAppend(&modules, ", \"m", I, R"J(": {"forward": ["x"], "params": {"w": "w"}, "parallel": )J",
+                    R"J({"binding_kind": "tp", "axes": )J", pick(axes), "}}");
+    std::string layout = absl::StrCat(R"J({"params": {"w": )J", pick(placements), R"J(}, "in_src": {"x": )J",
+                                      pick(placements), R"J(}, "in_dst": {"x": )J", pick(placements), "}");
+    if (random() % 2) absl::StrAppend(&layout, R"J(, "out_src": {"y": )J", pick(placements), "}");
+    if (random() % 2) absl::StrAppend(&layout, R"J(, "out_dst": {"y": )J", pick(placements), "}");
+    absl::StrAppend(&providers, i ? ", " : "", "\"c", I, "\": ", layout, "}");
+  }
+  std::string children;
+  for (int i = 0; i < kModules; ++i) absl::StrAppend(&children, i ? ", " : "", "\"c", i, "\": \"m", i, "\"");
+  const std::string text = absl::StrCat(
+      R"J({"schema": "shardplan.v1", "mesh": {"dp": 2, "tp": 2}, "parameters": {"w": {"shape": [4, 4]}},)J",
+      R"J( "root": "root", "modules": {"root": {"children": {)J", children, "}}", modules, "},",
+      R"J( "providers": {"sharding": {)J", providers, "}}}");
+  ParsedDocument parsed = ParseDocument(text, Limits{});
+  ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
+  const Document& doc = *parsed.document;
+  const ModuleTree tree(doc);
+  ASSERT_EQ(doc.model_providers.size(), size_t{kModules});
+
+  CleanLayouts clean(doc);
+  int clean_layouts = 0, clean_axes = 0;
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < kModules; ++i) {
+      const FqnLayout& provider = doc.model_providers[random() % kModules];
+      const PathId path = tree.Resolve(doc.Name(provider.fqn));
+      ASSERT_NE(path, kNoPath);
+      DiagnosticSink placements_found, axes_found;
+      CheckPlacements(tree, path, provider.layout, placements_found);
+      EXPECT_EQ(clean.Placements(provider.layout), placements_found.Take().empty()) << doc.Name(provider.fqn);
+      clean_layouts += clean.Placements(provider.layout);
+      const ParallelSpec& parallel = *doc.modules[tree.module(path)].parallel;
+      CheckParallelAxes(tree, path, parallel, axes_found);
+      EXPECT_EQ(clean.ParallelAxes(parallel), axes_found.Take().empty()) << doc.Name(provider.fqn);
+      clean_axes += clean.ParallelAxes(parallel);
+    }
+  }
+  // Both answers occur often.
+  EXPECT_GT(clean_layouts, 5);
+  EXPECT_LT(clean_layouts, 2 * kModules - 5);
+  EXPECT_GT(clean_axes, 5);
+  EXPECT_LT(clean_axes, 2 * kModules - 5);
+}
+
+}  // namespace
+}  // namespace shardplan
