@@ -133,9 +133,13 @@ PathId ModuleTree::Resolver::Resolve(std::string_view fqn) {
   if (fqn.empty()) return 0;
   // Keep the steps of last_ that are also whole leading segments of fqn.
   const size_t common = std::mismatch(fqn.begin(), fqn.end(), last_.begin(), last_.end()).first - fqn.begin();
+  // The previous FQN's path at the depth where this one differs: a list
+  // of siblings in path order names its next sibling next.
+  PathId previous = kNoPath;
   while (!steps_.empty()) {
     const size_t end = steps_.back().end;
     if (end <= common && (end == fqn.size() || fqn[end] == '.')) break;
+    previous = steps_.back().path;
     steps_.pop_back();
   }
   last_.assign(fqn);
@@ -149,7 +153,16 @@ PathId ModuleTree::Resolver::Resolve(std::string_view fqn) {
   while (true) {
     const size_t dot = fqn.find('.', pos);
     const size_t end = dot == std::string_view::npos ? fqn.size() : dot;
-    p = tree_.ChildBySegment(p, fqn.substr(pos, end - pos));
+    const std::string_view segment = fqn.substr(pos, end - pos);
+    // Child names are unique, so a sibling spelled like the segment is the
+    // child it names.
+    const PathId next = previous == kNoPath ? kNoPath : tree_.end(previous);
+    previous = kNoPath;
+    if (next < tree_.size() && tree_.parent(next) == p && tree_.RelativeName(p, next) == segment) {
+      p = next;
+    } else {
+      p = tree_.ChildBySegment(p, segment);
+    }
     if (p == kNoPath) return kNoPath;
     steps_.push_back({end, p});
     if (dot == std::string_view::npos) return p;

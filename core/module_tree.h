@@ -66,7 +66,10 @@ class ModuleTree {
   // Resolves FQNs one after another, each as Resolve would, but starting
   // from the path of the longest dotted prefix it shares with the previous
   // one: documents list siblings together ("layers.3.attn", "layers.3.mlp"),
-  // so most of an FQN's segments are not looked up again. One per thread.
+  // so most of an FQN's segments are not looked up again. Where the two
+  // differ, the next sibling of the previous one's path there is tried
+  // first ("layers.3.mlp" then "layers.4"): in path order, no name is
+  // hashed in a large ModuleList. One per thread.
   class Resolver {
    public:
     explicit Resolver(const ModuleTree& tree) : tree_(tree) {}

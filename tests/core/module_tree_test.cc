@@ -129,10 +129,12 @@ TEST(ModuleTreeTest, FindsChildrenAndParametersOfSmallAndLargeModules) {
                                            children, "}, \"params\": {", params, "}}}}");
     std::unique_ptr<Document> doc = Parse(text);
     const ModuleTree tree(*doc);
+    ModuleTree::Resolver resolver(tree);
     for (int i = 0; i < n; ++i) {
       const std::string I = std::to_string(i);
       const PathId c = tree.Resolve("c" + I);
       ASSERT_NE(c, kNoPath) << n << " " << I;
+      EXPECT_EQ(resolver.Resolve("c" + I), c);
       EXPECT_EQ(tree.fqn(c), "c" + I);
       const ModuleTree::ParamRef ref = tree.ResolveParameter(0, "p" + I);
       ASSERT_EQ(ref.module_path, 0u) << n << " " << I;
@@ -159,6 +161,14 @@ TEST(ModuleTreeTest, ResolverAgreesWithResolveOverAnySequence) {
   for (PathId p = 0; p < tree.size(); ++p) fqns.emplace_back(tree.fqn(p));
   for (const char* odd : {"a.", ".a", "a..lin", "a.li", "ab.lin.x", "abc", "a.lin.weight", "norm", "l", "."}) {
     fqns.emplace_back(odd);
+  }
+  // In path order and in reverse (siblings one after another), then mixed.
+  for (bool reverse : {false, true}) {
+    ModuleTree::Resolver resolver(tree);
+    for (size_t i = 0; i < tree.size(); ++i) {
+      const PathId p = static_cast<PathId>(reverse ? tree.size() - 1 - i : i);
+      ASSERT_EQ(resolver.Resolve(tree.fqn(p)), p) << tree.fqn(p);
+    }
   }
   std::mt19937 random(7);
   ModuleTree::Resolver resolver(tree);
