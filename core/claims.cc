@@ -90,24 +90,18 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
   std::vector<bool> owner_at(tree.size(), false);
   for (const Owner* o : entries) owner_at[o->path] = true;
 
-  // Per owner, in parallel: resolution, expected set, omissions.
-  std::vector<OwnerScan> scans(entries.size());
+  // Per owner, in parallel: resolution, expected set, omissions; then, in
+  // entry order, claims on the shared owner map and the diagnostics.
   PerThread<Stamps> stamps([param_count] {
     return Stamps{std::vector<uint32_t>(param_count, 0), std::vector<uint32_t>(param_count, 0)};
   });
-  ParallelFor(entries.size(), 64, [&](size_t begin, size_t end) {
-    Stamps& local = stamps.local();
-    for (size_t e = begin; e < end; ++e) {
-      if (!entries[e]->layout->params) continue;
-      scans[e] = ScanOwner(tree, owner_at, *entries[e], static_cast<uint32_t>(e + 1), check_omissions, local);
-    }
-  });
-
-  // In entry order: claims on the shared owner map, and the diagnostics.
-  for (size_t e = 0; e < entries.size(); ++e) {
+  auto scan_owner = [&](size_t e, OwnerScan& scan) {
+    if (!entries[e]->layout->params) return;
+    scan = ScanOwner(tree, owner_at, *entries[e], static_cast<uint32_t>(e + 1), check_omissions, stamps.local());
+  };
+  auto claim = [&](size_t e, OwnerScan& scan) {
     Owner& owner = *entries[e];
-    if (!owner.layout->params) continue;
-    const OwnerScan& scan = scans[e];
+    if (!owner.layout->params) return;
     const std::string_view fqn = tree.fqn(owner.path);
     const PlacementMap& params = *owner.layout->params;
     for (size_t i = 0; i < params.size(); ++i) {
@@ -146,9 +140,12 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
       d.pointer = absl::StrCat(doc.PointerOf(owner.layout->origin), "/params");
     }
     for (ParamId p : scan.expected) claims.expected[p] = true;
-    std::sort(owner.required.begin(), owner.required.end());
-    owner.required.erase(std::unique(owner.required.begin(), owner.required.end()), owner.required.end());
-  }
+    if (owner.required.size() > 1) {
+      std::sort(owner.required.begin(), owner.required.end());
+      owner.required.erase(std::unique(owner.required.begin(), owner.required.end()), owner.required.end());
+    }
+  };
+  ScanThenApply<OwnerScan>(entries.size(), 256, scan_owner, claim);
 
   // named_parameters(root): owned names and aliases, per chunk of paths in
   // parallel, concatenated in order. Names are spelled out only for aliases.

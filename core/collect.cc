@@ -129,28 +129,24 @@ void Collector::ModelProviders() {
     PathId path = kNoPath;
     Outputs outputs;
   };
-  std::vector<Resolved> resolved(providers.size());
-  ParallelFor(providers.size(), 256, [&](size_t begin, size_t end) {
-    ModuleTree::Resolver resolver(tree_);
-    for (size_t i = begin; i < end; ++i) {
-      Resolved& r = resolved[i];
-      r.path = resolver.Resolve(doc_.Name(providers[i].fqn));
-      if (r.path != kNoPath) r.outputs = NormalizeOutputs(providers[i].layout);
-    }
-  });
-  for (size_t i = 0; i < providers.size(); ++i) {
+  PerThread<ModuleTree::Resolver> resolvers([&] { return ModuleTree::Resolver(tree_); });
+  auto resolve = [&](size_t i, Resolved& r) {
+    r.path = resolvers.local().Resolve(doc_.Name(providers[i].fqn));
+    if (r.path != kNoPath) r.outputs = NormalizeOutputs(providers[i].layout);
+  };
+  auto add = [&](size_t i, Resolved& r) {
     const FqnLayout& provider = providers[i];
-    const Resolved& r = resolved[i];
     if (r.path == kNoPath) {
       dropped_ = true;
       Diagnostic& d = sink_.Error("unknown-module", msg::UnknownModule(doc_.Name(provider.fqn)));
       d.fqn = std::string(doc_.Name(provider.fqn));
       d.pointer = doc_.PointerOf(provider.layout.origin);
-      continue;
+      return;
     }
     Add(r.path, provider.layout, OrNull(doc_.modules[tree_.module(r.path)].parallel), OwnerKind::kModel,
         r.outputs);
-  }
+  };
+  ScanThenApply<Resolved>(providers.size(), 256, resolve, add);
 }
 
 void Collector::Families() {

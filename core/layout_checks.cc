@@ -157,21 +157,21 @@ bool CleanLayouts::ParallelAxes(const ParallelSpec& parallel) {
 
 void CheckOwners(const ModuleTree& tree, const Owners& owners, DiagnosticSink& sink) {
   const std::vector<const Owner*> entries = owners.InOrder();
-  std::vector<DiagnosticSink> found(entries.size());
-  ParallelFor(entries.size(), 256, [&](size_t begin, size_t end) {
-    CleanLayouts clean(tree.doc());
-    for (size_t e = begin; e < end; ++e) {
-      const Owner& owner = *entries[e];
-      // Derived out_names are unique, so the written ones are all there is
-      // to check for duplicate-output-name.
-      CheckPorts(tree, owner.path, *owner.layout, found[e]);
-      if (!clean.Placements(*owner.layout)) CheckPlacements(tree, owner.path, *owner.layout, found[e]);
-      if (owner.parallel && !HasCachedFamily(tree.doc(), owner.module) && !clean.ParallelAxes(*owner.parallel)) {
-        CheckParallelAxes(tree, owner.path, *owner.parallel, found[e]);
-      }
-    }
-  });
-  for (DiagnosticSink& owner_sink : found) sink.Append(std::move(owner_sink));
+  PerThread<CleanLayouts> clean([&] { return CleanLayouts(tree.doc()); });
+  ScanThenApply<DiagnosticSink>(
+      entries.size(), 256,
+      [&](size_t e, DiagnosticSink& found) {
+        const Owner& owner = *entries[e];
+        CleanLayouts& screen = clean.local();
+        // Derived out_names are unique, so the written ones are all there is
+        // to check for duplicate-output-name.
+        CheckPorts(tree, owner.path, *owner.layout, found);
+        if (!screen.Placements(*owner.layout)) CheckPlacements(tree, owner.path, *owner.layout, found);
+        if (owner.parallel && !HasCachedFamily(tree.doc(), owner.module) && !screen.ParallelAxes(*owner.parallel)) {
+          CheckParallelAxes(tree, owner.path, *owner.parallel, found);
+        }
+      },
+      [&](size_t, DiagnosticSink& found) { sink.Append(std::move(found)); });
 }
 
 }  // namespace shardplan

@@ -82,6 +82,61 @@ void Pipeline(size_t live, Produce&& produce, Consume&& consume) {
 #endif
 }
 
+// Calls scan(i, result) for every i in [0, n), then apply(i, result) for
+// every i in increasing order, with `result` as the scan left it (fresh
+// before each scan). Scans run in parallel a block of `block` indexes at a
+// time and overlap with the applies of earlier blocks; only a few blocks'
+// results are live at once, so they stay in cache however large n is.
+template <typename Result, typename Scan, typename Apply>
+void ScanThenApply(size_t n, size_t block, Scan&& scan, Apply&& apply) {
+  struct Block {
+    size_t begin = 0, end = 0;
+    std::vector<Result> results;
+  };
+  auto scan_block = [&](Block& b) {
+    b.results.resize(b.end - b.begin);
+    for (size_t i = b.begin; i < b.end; ++i) {
+      Result& r = b.results[i - b.begin];
+      r = Result();
+      scan(i, r);
+    }
+  };
+  auto apply_block = [&](Block& b) {
+    for (size_t i = b.begin; i < b.end; ++i) apply(i, b.results[i - b.begin]);
+  };
+#ifdef SHARDPLAN_SERIAL
+  Block b;
+  for (b.begin = 0; b.begin < n; b.begin = b.end) {
+    b.end = std::min(n, b.begin + block);
+    scan_block(b);
+    apply_block(b);
+  }
+#else
+  const size_t live = 4 * static_cast<size_t>(tbb::this_task_arena::max_concurrency());
+  std::vector<Block> blocks(live);
+  size_t next = 0, produced = 0;
+  tbb::parallel_pipeline(
+      live,
+      tbb::make_filter<void, Block*>(tbb::filter_mode::serial_in_order,
+                                     [&](tbb::flow_control& control) -> Block* {
+                                       if (next >= n) {
+                                         control.stop();
+                                         return nullptr;
+                                       }
+                                       Block* b = &blocks[produced++ % live];
+                                       b->begin = next;
+                                       b->end = next = std::min(n, next + block);
+                                       return b;
+                                     }) &
+          tbb::make_filter<Block*, Block*>(tbb::filter_mode::parallel,
+                                           [&](Block* b) {
+                                             scan_block(*b);
+                                             return b;
+                                           }) &
+          tbb::make_filter<Block*, void>(tbb::filter_mode::serial_in_order, [&](Block* b) { apply_block(*b); }));
+#endif
+}
+
 // One lazily built T per worker thread (one T in the serial build).
 template <typename T>
 class PerThread {

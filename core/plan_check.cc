@@ -110,23 +110,24 @@ void ReportUnknownModules(const ModuleTree& tree, const std::vector<FqnLayout>& 
 void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& claims,
                   const std::vector<FqnLayout>& plan, DiagnosticSink& sink) {
   const Document& doc = tree.doc();
-  std::vector<EntryCheck> checks(plan.size());
-  ParallelFor(plan.size(), 256, [&](size_t begin, size_t end) {
-    ModuleTree::Resolver resolver(tree);
-    CleanLayouts clean(doc);
-    for (size_t i = begin; i < end; ++i) CheckEntry(tree, resolver, clean, owners, plan[i], checks[i]);
-  });
-
   const size_t param_count = doc.parameters.size();
   std::vector<const NamedPlacements*> declared(param_count, nullptr);
   std::vector<bool> covered(param_count, false);
-  for (size_t i = 0; i < plan.size(); ++i) {
+  struct Local {
+    ModuleTree::Resolver resolver;
+    CleanLayouts clean;
+  };
+  PerThread<Local> per_thread([&] { return Local{ModuleTree::Resolver(tree), CleanLayouts(doc)}; });
+  auto check_entry = [&](size_t i, EntryCheck& check) {
+    Local& mine = per_thread.local();
+    CheckEntry(tree, mine.resolver, mine.clean, owners, plan[i], check);
+  };
+  auto settle = [&](size_t i, EntryCheck& check) {
     const FqnLayout& entry = plan[i];
-    EntryCheck& check = checks[i];
     const std::string_view fqn = doc.Name(entry.fqn);
     if (check.path == kNoPath) {
       ReportUnknownModule(entry, doc, sink);
-      continue;
+      return;
     }
     for (size_t k = 0; k < check.params.size(); ++k) {
       const ParamId param = check.params[k];
@@ -149,7 +150,8 @@ void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& cl
       d.pointer = absl::StrCat(doc.PointerOf(entry.layout.origin), "/params");
     }
     sink.Append(std::move(check.found));
-  }
+  };
+  ScanThenApply<EntryCheck>(plan.size(), 256, check_entry, settle);
 
   for (ParamId p = 0; p < param_count; ++p) {
     if (claims.expected[p] && !covered[p]) {

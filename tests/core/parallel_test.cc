@@ -50,6 +50,42 @@ TEST(ParallelFilterTest, KeepsTheMatchingIndexesInOrderForEveryThreadCount) {
   }
 }
 
+// Every index is scanned once into a fresh result, and applied once, in
+// increasing order, with what its own scan left; scans of later blocks may
+// run while earlier ones are applied, so apply also checks it never sees a
+// result still being written.
+TEST(ScanThenApplyTest, AppliesEveryScanInIndexOrder) {
+  struct Result {
+    std::vector<size_t> values;  // fresh: empty
+    bool done = false;
+  };
+  for (size_t n : {0, 1, 63, 64, 65, 100003}) {
+    for (int threads : {1, 4}) {
+      std::vector<std::atomic<int>> scanned(n);
+      std::vector<size_t> applied;
+      WithThreads(threads, [&] {
+        ScanThenApply<Result>(
+            n, 64,
+            [&](size_t i, Result& r) {
+              ++scanned[i];
+              r.values.push_back(i * 3);
+              r.done = true;
+            },
+            [&](size_t i, Result& r) {
+              ASSERT_TRUE(r.done);
+              ASSERT_EQ(r.values, std::vector<size_t>{i * 3});
+              applied.push_back(i);
+            });
+        return 0;
+      });
+      std::vector<size_t> want(n);
+      for (size_t i = 0; i < n; ++i) want[i] = i;
+      EXPECT_EQ(applied, want) << "n=" << n << " threads=" << threads;
+      for (size_t i = 0; i < n; ++i) ASSERT_EQ(scanned[i].load(), 1) << i;
+    }
+  }
+}
+
 // A model of `layers` blocks, each with an attention family, an MLP owned
 // by a native request and a norm. With `mistakes`, every seventh layer has
 // errors in several phases (unknown axis, partial parameter, a tie with a
