@@ -95,9 +95,12 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
   PerThread<Stamps> stamps([param_count] {
     return Stamps{std::vector<uint32_t>(param_count, 0), std::vector<uint32_t>(param_count, 0)};
   });
-  auto scan_owner = [&](size_t e, OwnerScan& scan) {
-    if (!entries[e]->layout->params) return;
-    scan = ScanOwner(tree, owner_at, *entries[e], static_cast<uint32_t>(e + 1), check_omissions, stamps.local());
+  auto scan_owners = [&](size_t begin, size_t end, OwnerScan* scans) {
+    Stamps& local = stamps.local();
+    for (size_t e = begin; e < end; ++e) {
+      if (!entries[e]->layout->params) continue;
+      scans[e - begin] = ScanOwner(tree, owner_at, *entries[e], static_cast<uint32_t>(e + 1), check_omissions, local);
+    }
   };
   auto claim = [&](size_t e, OwnerScan& scan) {
     Owner& owner = *entries[e];
@@ -145,7 +148,7 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
       owner.required.erase(std::unique(owner.required.begin(), owner.required.end()), owner.required.end());
     }
   };
-  ScanThenApply<OwnerScan>(entries.size(), 256, scan_owner, claim);
+  ScanThenApply<OwnerScan>(entries.size(), 256, scan_owners, claim);
 
   // named_parameters(root): owned names and aliases, per chunk of paths in
   // parallel, concatenated in order. Names are spelled out only for aliases.

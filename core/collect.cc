@@ -129,10 +129,13 @@ void Collector::ModelProviders() {
     PathId path = kNoPath;
     Outputs outputs;
   };
-  PerThread<ModuleTree::Resolver> resolvers([&] { return ModuleTree::Resolver(tree_); });
-  auto resolve = [&](size_t i, Resolved& r) {
-    r.path = resolvers.local().Resolve(doc_.Name(providers[i].fqn));
-    if (r.path != kNoPath) r.outputs = NormalizeOutputs(providers[i].layout);
+  auto resolve = [&](size_t begin, size_t end, Resolved* resolved) {
+    ModuleTree::Resolver resolver(tree_);
+    for (size_t i = begin; i < end; ++i) {
+      Resolved& r = resolved[i - begin];
+      r.path = resolver.Resolve(doc_.Name(providers[i].fqn));
+      if (r.path != kNoPath) r.outputs = NormalizeOutputs(providers[i].layout);
+    }
   };
   auto add = [&](size_t i, Resolved& r) {
     const FqnLayout& provider = providers[i];

@@ -157,18 +157,20 @@ bool CleanLayouts::ParallelAxes(const ParallelSpec& parallel) {
 
 void CheckOwners(const ModuleTree& tree, const Owners& owners, DiagnosticSink& sink) {
   const std::vector<const Owner*> entries = owners.InOrder();
-  PerThread<CleanLayouts> clean([&] { return CleanLayouts(tree.doc()); });
   ScanThenApply<DiagnosticSink>(
       entries.size(), 256,
-      [&](size_t e, DiagnosticSink& found) {
-        const Owner& owner = *entries[e];
-        CleanLayouts& screen = clean.local();
-        // Derived out_names are unique, so the written ones are all there is
-        // to check for duplicate-output-name.
-        CheckPorts(tree, owner.path, *owner.layout, found);
-        if (!screen.Placements(*owner.layout)) CheckPlacements(tree, owner.path, *owner.layout, found);
-        if (owner.parallel && !HasCachedFamily(tree.doc(), owner.module) && !screen.ParallelAxes(*owner.parallel)) {
-          CheckParallelAxes(tree, owner.path, *owner.parallel, found);
+      [&](size_t begin, size_t end, DiagnosticSink* found) {
+        CleanLayouts screen(tree.doc());
+        for (size_t e = begin; e < end; ++e) {
+          const Owner& owner = *entries[e];
+          DiagnosticSink& sink = found[e - begin];
+          // Derived out_names are unique, so the written ones are all there
+          // is to check for duplicate-output-name.
+          CheckPorts(tree, owner.path, *owner.layout, sink);
+          if (!screen.Placements(*owner.layout)) CheckPlacements(tree, owner.path, *owner.layout, sink);
+          if (owner.parallel && !HasCachedFamily(tree.doc(), owner.module) && !screen.ParallelAxes(*owner.parallel)) {
+            CheckParallelAxes(tree, owner.path, *owner.parallel, sink);
+          }
         }
       },
       [&](size_t, DiagnosticSink& found) { sink.Append(std::move(found)); });

@@ -30,8 +30,8 @@ void CheckParallelAxes(const ModuleTree& tree, PathId path, const ParallelSpec& 
 // Which layouts and parallel specs the two checks above have nothing to
 // report for, found without spelling a diagnostic: what the maps of a layout
 // hold is remembered per stored map (a model's millions of layouts share a
-// few, see MapStore), and the last clean list of parallel axes is kept. One
-// per thread; callers run the full check only where this says no.
+// few, see MapStore), and the last clean list of parallel axes is kept. Not
+// thread-safe: one per task. Callers run the full check only where this says no.
 class CleanLayouts {
  public:
   explicit CleanLayouts(const Document& doc) : doc_(doc) {}

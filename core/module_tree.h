@@ -69,7 +69,7 @@ class ModuleTree {
   // so most of an FQN's segments are not looked up again. Where the two
   // differ, the next sibling of the previous one's path there is tried
   // first ("layers.3.mlp" then "layers.4"): in path order, no name is
-  // hashed in a large ModuleList. One per thread.
+  // hashed in a large ModuleList. Not thread-safe: one per thread or task.
   class Resolver {
    public:
     explicit Resolver(const ModuleTree& tree) : tree_(tree) {}

@@ -82,11 +82,13 @@ void Pipeline(size_t live, Produce&& produce, Consume&& consume) {
 #endif
 }
 
-// Calls scan(i, result) for every i in [0, n), then apply(i, result) for
-// every i in increasing order, with `result` as the scan left it (fresh
-// before each scan). Scans run in parallel a block of `block` indexes at a
-// time and overlap with the applies of earlier blocks; only a few blocks'
-// results are live at once, so they stay in cache however large n is.
+// Scans [0, n) in blocks of `block` indexes, then calls apply(i, result)
+// for every i in increasing order with the result its block's scan left.
+// scan(begin, end, results) fills results[i - begin] (fresh) for each i of
+// [begin, end); it runs once per block, so it can look up per-thread state
+// once. Blocks are scanned in parallel and overlap with the applies of
+// earlier blocks; only a few blocks' results are live at once, so they stay
+// in cache however large n is.
 template <typename Result, typename Scan, typename Apply>
 void ScanThenApply(size_t n, size_t block, Scan&& scan, Apply&& apply) {
   struct Block {
@@ -95,11 +97,8 @@ void ScanThenApply(size_t n, size_t block, Scan&& scan, Apply&& apply) {
   };
   auto scan_block = [&](Block& b) {
     b.results.resize(b.end - b.begin);
-    for (size_t i = b.begin; i < b.end; ++i) {
-      Result& r = b.results[i - b.begin];
-      r = Result();
-      scan(i, r);
-    }
+    for (Result& r : b.results) r = Result();
+    scan(b.begin, b.end, b.results.data());
   };
   auto apply_block = [&](Block& b) {
     for (size_t i = b.begin; i < b.end; ++i) apply(i, b.results[i - b.begin]);

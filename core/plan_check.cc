@@ -56,7 +56,7 @@ struct EntryCheck {
 
 constexpr ParamId kNoParam = UINT32_MAX;
 
-// The resolver and the clean layouts are the calling thread's.
+// The resolver and the clean layouts are the calling task's.
 void CheckEntry(const ModuleTree& tree, ModuleTree::Resolver& resolver, CleanLayouts& clean, const Owners& owners,
                 const FqnLayout& entry, EntryCheck& out) {
   const Document& doc = tree.doc();
@@ -113,14 +113,10 @@ void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& cl
   const size_t param_count = doc.parameters.size();
   std::vector<const NamedPlacements*> declared(param_count, nullptr);
   std::vector<bool> covered(param_count, false);
-  struct Local {
-    ModuleTree::Resolver resolver;
-    CleanLayouts clean;
-  };
-  PerThread<Local> per_thread([&] { return Local{ModuleTree::Resolver(tree), CleanLayouts(doc)}; });
-  auto check_entry = [&](size_t i, EntryCheck& check) {
-    Local& mine = per_thread.local();
-    CheckEntry(tree, mine.resolver, mine.clean, owners, plan[i], check);
+  auto check_entries = [&](size_t begin, size_t end, EntryCheck* checks) {
+    ModuleTree::Resolver resolver(tree);
+    CleanLayouts clean(doc);
+    for (size_t i = begin; i < end; ++i) CheckEntry(tree, resolver, clean, owners, plan[i], checks[i - begin]);
   };
   auto settle = [&](size_t i, EntryCheck& check) {
     const FqnLayout& entry = plan[i];
@@ -151,7 +147,7 @@ void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& cl
     }
     sink.Append(std::move(check.found));
   };
-  ScanThenApply<EntryCheck>(plan.size(), 256, check_entry, settle);
+  ScanThenApply<EntryCheck>(plan.size(), 256, check_entries, settle);
 
   for (ParamId p = 0; p < param_count; ++p) {
     if (claims.expected[p] && !covered[p]) {

@@ -66,10 +66,14 @@ TEST(ScanThenApplyTest, AppliesEveryScanInIndexOrder) {
       WithThreads(threads, [&] {
         ScanThenApply<Result>(
             n, 64,
-            [&](size_t i, Result& r) {
-              ++scanned[i];
-              r.values.push_back(i * 3);
-              r.done = true;
+            [&](size_t begin, size_t end, Result* results) {
+              ASSERT_LE(end - begin, size_t{64});
+              for (size_t i = begin; i < end; ++i) {
+                Result& r = results[i - begin];
+                ++scanned[i];
+                r.values.push_back(i * 3);
+                r.done = true;
+              }
             },
             [&](size_t i, Result& r) {
               ASSERT_TRUE(r.done);
