@@ -2,7 +2,15 @@
 
 #include <algorithm>
 
+#include "core/parallel.h"
+
 namespace shardplan {
+
+Owners::Owners(size_t module_count) : index_(module_count, kNone) {
+  entries_.reserve(module_count);
+  TouchPages(entries_.data(), module_count * sizeof(Owner));
+  removed_.reserve(module_count);
+}
 
 void Owners::Add(Owner owner) {
   index_[owner.module] = static_cast<uint32_t>(entries_.size());

@@ -35,11 +35,9 @@ struct Owner {
 class Owners {
  public:
   // Room for an entry per module (a module has at most one): a model's
-  // owners are added one by one, up to millions.
-  explicit Owners(size_t module_count) : index_(module_count, kNone) {
-    entries_.reserve(module_count);
-    removed_.reserve(module_count);
-  }
+  // owners are added one by one, up to millions, in order; the room's pages
+  // are touched in parallel first (TouchPages).
+  explicit Owners(size_t module_count);
 
   bool Has(ModuleId m) const { return index_[m] != kNone; }
   // Appends an entry for `owner.module`, which must not have one.

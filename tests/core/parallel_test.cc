@@ -50,6 +50,30 @@ TEST(ParallelFilterTest, KeepsTheMatchingIndexesInOrderForEveryThreadCount) {
   }
 }
 
+// With several threads, the first byte of every page of the range is
+// written (zero) and nothing else; with one, nothing is.
+TEST(TouchPagesTest, WritesOneByteOfEveryPageOnlyWithSeveralThreads) {
+  constexpr size_t kPage = 4096, kBytes = 37 * kPage + 100;
+  for (int threads : {1, 4}) {
+    std::vector<char> buffer(kBytes, 'x');
+    const bool several = WithThreads(threads, [&] {
+      TouchPages(buffer.data(), buffer.size());
+#ifdef SHARDPLAN_SERIAL
+      return false;
+#else
+      return tbb::this_task_arena::max_concurrency() > 1;
+#endif
+    });
+    size_t zeros = 0;
+    for (size_t i = 0; i < kBytes; ++i) {
+      ASSERT_EQ(buffer[i], several && i % kPage == 0 ? 0 : 'x') << i << " threads=" << threads;
+      zeros += buffer[i] == 0;
+    }
+    EXPECT_EQ(zeros, several ? 38u : 0u);
+    if (threads == 1) EXPECT_FALSE(several);
+  }
+}
+
 // Every index is scanned once into a fresh result, and applied once, in
 // increasing order, with what its own scan left; scans of later blocks may
 // run while earlier ones are applied, so apply also checks it never sees a
