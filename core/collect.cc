@@ -287,28 +287,39 @@ void CheckNesting(const ModuleTree& tree, const Owners& owners, DiagnosticSink& 
   // Entry index (in order) of the active owner at each path.
   std::vector<uint32_t> active_at(tree.size(), UINT32_MAX);
   auto active = [&](const Owner* o) { return o->parallel && o->parallel->binding_kind != none; };
-  for (uint32_t i = 0; i < entries.size(); ++i) {
-    if (active(entries[i])) active_at[entries[i]->path] = i;
-  }
-  std::vector<uint32_t> parents;
-  for (const Owner* inner : entries) {
-    if (!active(inner)) continue;
-    const NameId kind = inner->parallel->binding_kind;
-    parents.clear();
-    for (PathId a = tree.parent(inner->path); a != kNoPath; a = tree.parent(a)) {
-      const uint32_t i = active_at[a];
-      if (i == UINT32_MAX) continue;
-      const NameId pkind = entries[i]->parallel->binding_kind;
-      if (kind == pkind || kind == mesh || pkind == mesh) parents.push_back(i);
+  // Owners have distinct paths: each index is written once.
+  ParallelFor(entries.size(), 4096, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      if (active(entries[i])) active_at[entries[i]->path] = static_cast<uint32_t>(i);
     }
-    std::sort(parents.begin(), parents.end());
-    for (uint32_t i : parents) {
-      const std::string_view outer = tree.fqn(entries[i]->path), fqn = tree.fqn(inner->path);
-      Diagnostic& d = sink.Error("overlapping-communication", msg::OverlappingCommunication(outer, fqn));
-      d.fqn = std::string(fqn);
-      d.pointer = doc.PointerOf(inner->parallel->origin);
-    }
-  }
+  });
+  // Per active owner, in parallel: the entries of its overlapping active
+  // ancestors, in entry order; reported in entry order.
+  ScanThenApply<SmallVector<uint32_t>>(
+      entries.size(), 1024,
+      [&](size_t begin, size_t end, SmallVector<uint32_t>* found) {
+        for (size_t e = begin; e < end; ++e) {
+          const Owner* inner = entries[e];
+          if (!active(inner)) continue;
+          const NameId kind = inner->parallel->binding_kind;
+          SmallVector<uint32_t>& parents = found[e - begin];
+          for (PathId a = tree.parent(inner->path); a != kNoPath; a = tree.parent(a)) {
+            const uint32_t i = active_at[a];
+            if (i == UINT32_MAX) continue;
+            const NameId pkind = entries[i]->parallel->binding_kind;
+            if (kind == pkind || kind == mesh || pkind == mesh) parents.push_back(i);
+          }
+          std::sort(parents.begin(), parents.end());
+        }
+      },
+      [&](size_t e, SmallVector<uint32_t>& parents) {
+        for (uint32_t i : parents) {
+          const std::string_view outer = tree.fqn(entries[i]->path), fqn = tree.fqn(entries[e]->path);
+          Diagnostic& d = sink.Error("overlapping-communication", msg::OverlappingCommunication(outer, fqn));
+          d.fqn = std::string(fqn);
+          d.pointer = doc.PointerOf(entries[e]->parallel->origin);
+        }
+      });
 }
 
 }  // namespace shardplan

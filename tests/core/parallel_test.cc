@@ -257,6 +257,44 @@ TEST(ParallelTest, ClaimsOfOneSharedParameterFollowOwnerOrderForEveryThreadCount
   for (int threads : {2, 3, 8, 0}) EXPECT_EQ(ResultWith(doc, threads), serial) << "threads=" << threads;
 }
 
+// 3,000 layers, each an owner with a communicating inner owner: inside an
+// outer "tp" or "mesh" owner the inner "tp" one overlaps, inside "none" it
+// does not. Overlaps come in the inner owners' entry order (every other
+// layer lists its inner provider first), for every thread count.
+TEST(ParallelTest, OverlappingCommunicationFollowsEntryOrderForEveryThreadCount) {
+  constexpr int kLayers = 3000;
+  const char* const kinds[] = {"tp", "mesh", "none"};
+  std::string params, modules, children, providers;
+  std::vector<std::string> want;
+  for (int i = 0; i < kLayers; ++i) {
+    const std::string I = std::to_string(i);
+    absl::StrAppend(&params, i ? ", " : "", "\"p", I, "\": {\"shape\": [4, 4]}");
+    absl::StrAppend(&modules, "\"in", I, R"J(": {"forward": ["x"], "params": {"w": "p)J", I,
+                    R"J("}, "parallel": {"binding_kind": "tp", "axes": ["tp"]}}, )J", "\"blk", I,
+                    R"J(": {"forward": ["x"], "children": {"inner": "in)J", I, R"J("}, "parallel": {"binding_kind": ")J",
+                    kinds[i % 3], R"J(", "axes": ["tp"]}}, )J");
+    absl::StrAppend(&children, i ? ", " : "", "\"l", I, "\": \"blk", I, "\"");
+    const std::string inner = absl::StrCat("\"l", I, R"J(.inner": {"params": {"w": {"tp": "S(0)"}}, )J",
+                                           R"J("in_src": {"x": {}}, "in_dst": {"x": {}}})J");
+    const std::string outer = absl::StrCat("\"l", I, R"J(": {"params": {}, "in_src": {"x": {}}, "in_dst": {"x": {}}})J");
+    absl::StrAppend(&providers, i ? ", " : "", i % 2 ? inner + ", " + outer : outer + ", " + inner);
+    if (i % 3 != 2) want.push_back(absl::StrCat("l", I, ".inner"));
+  }
+  const std::string doc = absl::StrCat(R"J({"schema": "shardplan.v1", "mesh": {"tp": 2}, "parameters": {)J", params,
+                                       R"J(}, "root": "m", "modules": {)J", modules, R"J("m": {"children": {)J",
+                                       children, R"J(}}}, "providers": {"sharding": {)J", providers, "}}}");
+  absl::StatusOr<Result> r = Check(doc, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<std::string> overlaps;
+  for (const Diagnostic& d : r->diagnostics) {
+    ASSERT_EQ(d.code, "overlapping-communication") << d.message;
+    overlaps.push_back(*d.fqn);
+  }
+  EXPECT_EQ(overlaps, want);
+  const std::string serial = ResultWith(doc, 1);
+  for (int threads : {2, 3, 8, 0}) EXPECT_EQ(ResultWith(doc, threads), serial) << "threads=" << threads;
+}
+
 TEST(ParallelTest, PlanChecksGiveTheSameResultForEveryThreadCount) {
   const std::string valid = ManyLayersWithPlan(1500, /*mistakes=*/false);
   ASSERT_NE(ResultWith(valid, 1).find("\"ok\":true"), std::string::npos) << ResultWith(valid, 1).substr(0, 600);
