@@ -116,6 +116,9 @@ class Parser {
     std::string_view key;
     Value value;
     std::string_view text;
+    // A layout spelled exactly as the member before it, which the scanner
+    // did not read again (`value` is null): the parser reuses that layout.
+    bool unread = false;
   };
   // One member of a section's map, parsed before ParseRoot sees the rest of
   // the document (where the map then stands empty).
@@ -210,8 +213,9 @@ class Parser {
   bool ParameterItem(std::string_view id, const Value& v);
   bool ModuleItem(std::string_view id, const Value& v);
   // `text` is the value's: a layout spelled exactly as the previous one of
-  // the map (as models repeat their layouts) is not parsed again.
-  bool FqnLayoutItem(bool in_plan, std::string_view fqn, const Value& v, std::string_view text);
+  // the map (as models repeat their layouts) is not parsed again. `unread`:
+  // it is the previous member's, and `v` was not read (Item::unread).
+  bool FqnLayoutItem(bool in_plan, std::string_view fqn, const Value& v, std::string_view text, bool unread);
   bool ResolveReferences();
   bool CheckTree();
   bool NonNegativeInts(const Value& v, bool positive, SmallVector<int64_t>& out);
@@ -810,13 +814,16 @@ bool Parser::ParseLayout(const Value& v, bool in_plan, Origin origin, Layout& ou
   return true;
 }
 
-bool Parser::FqnLayoutItem(bool in_plan, std::string_view fqn, const Value& v, std::string_view text) {
+bool Parser::FqnLayoutItem(bool in_plan, std::string_view fqn, const Value& v, std::string_view text,
+                           bool unread) {
   At at(*this, fqn);
   FqnLayout entry{doc_.names.Intern(fqn), {}};
   if (!(in_plan ? plan_fqns_ : provider_fqns_).Insert(entry.fqn)) return Fail(absl::StrCat("duplicate key ", PyRepr(fqn)));
   const Origin origin = in_plan ? Origin{Origin::Kind::kPlan, static_cast<uint32_t>(doc_.plan ? doc_.plan->size() : 0)}
                                 : Origin{Origin::Kind::kProvider, static_cast<uint32_t>(doc_.model_providers.size())};
-  if (!last_layout_text_.empty() && text == last_layout_text_ && in_plan == last_layout_in_plan_) {
+  // An unread value repeats the member before it in this map, the last
+  // layout parsed or reused here.
+  if (unread || (!last_layout_text_.empty() && text == last_layout_text_ && in_plan == last_layout_in_plan_)) {
     entry.layout = last_layout_;  // the same text parses to the same layout
     entry.layout.origin = origin;
   } else {
@@ -893,8 +900,9 @@ bool Parser::ParsePlan(const Value& v) {
 }
 
 void Parser::Prefetch(const std::vector<Item>& items, Section section) const {
-  for (const auto& [key, v, text] : items) {
-    doc_.names.Prefetch(key);
+  for (const Item& item : items) {
+    doc_.names.Prefetch(item.key);
+    const Value& v = item.value;
     if (section != Section::kModules || !v.IsObject()) continue;
     for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
       if (!m->value.IsObject() || (Str(m->name) != "children" && Str(m->name) != "params")) continue;
@@ -906,7 +914,7 @@ void Parser::Prefetch(const std::vector<Item>& items, Section section) const {
 }
 
 bool Parser::StreamItem(Section section, const Item& item) {
-  const auto& [key, v, text] = item;
+  const auto& [key, v, text, unread] = item;
   switch (section) {
     case Section::kParameters: {
       At at(*this, "parameters");
@@ -919,12 +927,12 @@ bool Parser::StreamItem(Section section, const Item& item) {
     case Section::kProviders: {
       At at(*this, "providers");
       At at_map(*this, "sharding");
-      return FqnLayoutItem(/*in_plan=*/false, key, v, text);
+      return FqnLayoutItem(/*in_plan=*/false, key, v, text, unread);
     }
     case Section::kPlan: {
       At at(*this, "plan");
       At at_map(*this, "modules");
-      return FqnLayoutItem(/*in_plan=*/true, key, v, text);
+      return FqnLayoutItem(/*in_plan=*/true, key, v, text, unread);
     }
   }
   return false;
@@ -1122,6 +1130,11 @@ class Scanner {
     std::vector<std::unique_ptr<Batch>> ring;
     for (size_t i = 0; i < kLive; ++i) ring.push_back(std::make_unique<Batch>(text_, max_depth_));
     size_t next = 0, offset = reader_.offset();
+    // The last member's value text: an object value spelled the same way
+    // ends where its copy does and parses to the same layout, so a layout
+    // map's repeats are compared, not read (Parser::Item::unread).
+    const bool layouts = section == Parser::Section::kProviders || section == Parser::Section::kPlan;
+    std::string_view previous;
     const Batch* failed_batch = nullptr;
     std::atomic<bool> parser_failed{false};
     auto produce = [&]() -> Batch* {
@@ -1140,12 +1153,17 @@ class Scanner {
           break;
         }
         const size_t start = r.offset();
-        if (!r.ReadValue(value, depth)) {
+        const bool repeat = layouts && !previous.empty() && previous.front() == '{' &&
+                            text_.substr(start, previous.size()) == previous;
+        if (repeat) {
+          r.Seek(start + previous.size());
+        } else if (!r.ReadValue(value, depth)) {
           batch.failed = true;
           break;
         }
+        previous = text_.substr(start, r.offset() - start);
         // Parsed before a separator error.
-        batch.items.push_back({key, value, text_.substr(start, r.offset() - start)});
+        batch.items.push_back({key, value, previous, repeat});
         if (!ReadSeparator(r, done)) {
           batch.failed = true;
           break;

@@ -227,6 +227,62 @@ TEST(ParseTest, RepeatedLayoutTextsKeepTheirOwnPlaceAndRules) {
   EXPECT_EQ(*Invalid(both).pointer, "/plan/modules/x/params");
 }
 
+// The scanner compares a layout with the member before it instead of reading
+// it again. Over 600 providers (several streamed batches) in runs of repeats,
+// spelled with look-alikes (a layout that starts like the previous one, a
+// different spacing), every provider gets the layout its own text spells.
+TEST(ParseTest, RepeatedLayoutsAcrossBatchesParseAsWritten) {
+  const std::vector<std::string> layouts = {
+      R"J({"params": {"weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}})J",
+      R"J({"params": {"weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}, "out_names": ["y"]})J",
+      R"J({"params": {"weight": {"tp": "S(1)"}}, "in_src": {}, "in_dst": {}})J",
+      R"J({"params": {"weight":{"tp": "S(1)"}}, "in_src": {}, "in_dst": {}})J",
+      R"J({"params": null})J"};
+  std::string providers;
+  std::vector<size_t> spelled;
+  for (size_t i = 0; i < 600; ++i) {
+    const size_t k = (i / 7 + i / 50) % layouts.size();  // runs of 1 to 7 repeats
+    absl::StrAppend(&providers, i ? (i % 3 ? ", " : ",\n ") : "", "\"p", i, "\": ", layouts[k]);
+    spelled.push_back(k);
+  }
+  const std::string text = Edit(R"J("sharding": {"": {"params": {"weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}}})J",
+                                absl::StrCat(R"J("sharding": {)J", providers, "}"));
+  ParsedDocument parsed = ParseDocument(text, Limits{});
+  ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
+  const Document& doc = *parsed.document;
+  ASSERT_EQ(doc.model_providers.size(), 600u);
+  for (size_t i = 0; i < 600; ++i) {
+    const Layout& layout = doc.model_providers[i].layout;
+    EXPECT_EQ(doc.Name(doc.model_providers[i].fqn), absl::StrCat("p", i));
+    EXPECT_EQ(doc.PointerOf(layout.origin), absl::StrCat("/providers/sharding/p", i));
+    const size_t k = spelled[i];
+    ASSERT_EQ(bool(layout.params), k != 4) << i;
+    EXPECT_EQ(layout.out_names.has_value(), k == 1) << i;
+    if (k == 4) continue;
+    const Placement& p = (*layout.params)[0].placements[0].placement;
+    EXPECT_EQ(p.dim, k < 2 ? 0 : 1) << i;
+  }
+}
+
+// A syntax error right after a repeated layout is reported where it is, as
+// after a layout read in full (the same text with the previous layout
+// spelled differently, at the same length).
+TEST(ParseTest, ErrorAfterARepeatedLayoutIsWhereItIs) {
+  const std::string layout = R"J({"params": {"weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}})J";
+  const std::string other = R"J({"params": {"weight": {"tp": "S(0)"}}, "in_src": {},"in_dst":  {}})J";
+  ASSERT_EQ(layout.size(), other.size());
+  for (const char* after : {"]", " x", "{}", ", \"q\" {}"}) {
+    auto with = [&](const std::string& first) {
+      return Invalid(Edit(R"J("sharding": {"": )J",
+                          absl::StrCat(R"J("sharding": {"a": )J", first, R"J(, "b": )J", layout, after, R"J(, "": )J")));
+    };
+    const Diagnostic repeated = with(layout), read = with(other);
+    EXPECT_NE(repeated.message, "") << after;
+    EXPECT_EQ(repeated.message, read.message) << after;
+    EXPECT_EQ(repeated.pointer, read.pointer) << after;
+  }
+}
+
 TEST(ParseTest, NullIsAcceptedOnlyWhereTheSpecAllowsIt) {
   EXPECT_EQ(Invalid(Edit("\"in_src\": {}", "\"in_src\": null")).message, "");
   EXPECT_EQ(Invalid(Edit("\"type\": \"Linear\"", "\"type\": \"Linear\", \"parallel\": null")).message, "");
