@@ -51,7 +51,7 @@ Result CheckDocument(std::shared_ptr<const Document> doc) {
   Ownership o(*tree);
   DiagnosticSink sink;
   CheckOwnership(*tree, o, sink);
-  if (!sink.has_errors() && doc->plan && !o.owners.InOrder().empty()) {
+  if (!sink.has_errors() && doc->plan && o.owners.size() != 0) {
     ValidatePlan(*tree, o.owners, o.claims, *doc->plan, sink);
     // Shape findings are warnings here: check keeps the reference's verdict.
     if (!sink.has_errors()) CheckShapes(*doc, DeclarationsOf(*tree, *doc->plan), /*out_of_range_is_error=*/false, sink);

@@ -21,6 +21,7 @@ void Owners::Add(Owner owner) {
 void Owners::Remove(ModuleId m) {
   if (index_[m] == kNone) return;
   removed_[index_[m]] = true;
+  ++removed_count_;
   index_[m] = kNone;
 }
 
@@ -35,26 +36,30 @@ std::vector<Owner> Owners::Take() {
   std::vector<Owner> out = std::move(entries_);
   entries_.clear();
   removed_.clear();
+  removed_count_ = 0;
   std::fill(index_.begin(), index_.end(), kNone);
   return out;
 }
 
-std::vector<Owner*> Owners::InOrder() {
-  std::vector<Owner*> out;
-  out.reserve(entries_.size());
-  for (size_t i = 0; i < entries_.size(); ++i) {
-    if (!removed_[i]) out.push_back(&entries_[i]);
+namespace {
+
+// Pointers to the entries not removed, in order (const or not).
+template <typename Entry>
+std::vector<Entry*> Live(Entry* entries, size_t count, const std::vector<bool>& removed, size_t removed_count) {
+  std::vector<Entry*> out(count - removed_count);
+  size_t k = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (removed_count == 0 || !removed[i]) out[k++] = entries + i;
   }
   return out;
 }
 
+}  // namespace
+
+std::vector<Owner*> Owners::InOrder() { return Live(entries_.data(), entries_.size(), removed_, removed_count_); }
+
 std::vector<const Owner*> Owners::InOrder() const {
-  std::vector<const Owner*> out;
-  out.reserve(entries_.size());
-  for (size_t i = 0; i < entries_.size(); ++i) {
-    if (!removed_[i]) out.push_back(&entries_[i]);
-  }
-  return out;
+  return Live(entries_.data(), entries_.size(), removed_, removed_count_);
 }
 
 }  // namespace shardplan

@@ -48,6 +48,8 @@ class Owners {
   // The live entries, in insertion order.
   std::vector<Owner*> InOrder();
   std::vector<const Owner*> InOrder() const;
+  // The number of live entries.
+  size_t size() const { return entries_.size() - removed_count_; }
   const Owner* Find(ModuleId m) const { return index_[m] == kNone ? nullptr : &entries_[index_[m]]; }
   // The live entries in insertion order, moved out; no entry is left.
   std::vector<Owner> Take();
@@ -56,6 +58,7 @@ class Owners {
   static constexpr uint32_t kNone = UINT32_MAX;
   std::vector<Owner> entries_;
   std::vector<bool> removed_;
+  size_t removed_count_ = 0;  // entries removed: InOrder skips the test when none was
   std::vector<uint32_t> index_;  // module -> entries_ index
 };
 

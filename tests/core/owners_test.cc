@@ -1,5 +1,6 @@
 #include "core/owners.h"
 
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -16,11 +17,18 @@ TEST(OwnersTest, TakeMovesTheLiveEntriesOutInInsertionOrder) {
   owners.Add(At(10, 0));
   owners.Add(At(11, 1));
   owners.Add(At(12, 2));
+  const std::vector<const Owner*> before = std::as_const(owners).InOrder();
+  ASSERT_EQ(before.size(), 3u);
+  EXPECT_EQ(before[1]->path, 11u);
   owners.Remove(1);
+  EXPECT_EQ(owners.size(), 2u);
   Owner family = At(13, 1);
   family.required = {7, 8};
   owners.Add(std::move(family));
-  ASSERT_EQ(owners.InOrder().size(), 3u);
+  EXPECT_EQ(owners.size(), 3u);
+  std::vector<PathId> live;
+  for (const Owner* o : owners.InOrder()) live.push_back(o->path);
+  EXPECT_EQ(live, (std::vector<PathId>{10, 12, 13}));
 
   const std::vector<Owner> taken = owners.Take();
   ASSERT_EQ(taken.size(), 3u);
@@ -29,6 +37,7 @@ TEST(OwnersTest, TakeMovesTheLiveEntriesOutInInsertionOrder) {
   EXPECT_EQ(taken[2].path, 13u);
   EXPECT_EQ(taken[2].required, (SmallVector<ParamId>{7, 8}));
   EXPECT_TRUE(owners.InOrder().empty());
+  EXPECT_EQ(owners.size(), 0u);
   EXPECT_FALSE(owners.Has(0));
   EXPECT_EQ(owners.Find(1), nullptr);
 }
