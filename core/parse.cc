@@ -247,6 +247,11 @@ class Parser {
   std::string_view last_layout_text_;
   bool last_layout_in_plan_ = false;
   Layout last_layout_;
+  // The last parallel spec parsed, which models repeat module after module.
+  std::optional<ParallelSpec> last_parallel_;
+  // Whether `v` is spelled {"binding_kind": K, "axes": [A, ...]} with the
+  // names of `spec`: it then parses to `spec`, without an error.
+  bool SameParallel(const Value& v, const ParallelSpec& spec) const;
   std::vector<Token> tokens_;
   std::string error_;
   std::string error_pointer_;
@@ -718,8 +723,27 @@ bool Parser::ParseFamily(const Value& v, ModuleId index, Family& family) {
   return true;
 }
 
+bool Parser::SameParallel(const Value& v, const ParallelSpec& spec) const {
+  if (!v.IsObject() || v.MemberCount() != 2) return false;
+  const json::Member& kind = v.MemberBegin()[0];
+  const json::Member& axes = v.MemberBegin()[1];
+  if (Str(kind.name) != "binding_kind" || !kind.value.IsString() || Str(kind.value) != doc_.Name(spec.binding_kind) ||
+      Str(axes.name) != "axes" || !axes.value.IsArray() || axes.value.Size() != spec.axes.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < spec.axes.size(); ++i) {
+    if (!axes.value[i].IsString() || Str(axes.value[i]) != doc_.Name(spec.axes[i])) return false;
+  }
+  return true;
+}
+
 bool Parser::ParseParallel(const Value& v, Origin origin, std::optional<ParallelSpec>& out) {
   if (v.IsNull()) return true;
+  if (last_parallel_ && SameParallel(v, *last_parallel_)) {
+    out = *last_parallel_;
+    out->origin = origin;
+    return true;
+  }
   enum { kBindingKind, kAxes };
   static constexpr std::array<std::string_view, 2> kKeys = {"binding_kind", "axes"};
   Fields<2> f;
@@ -741,6 +765,7 @@ bool Parser::ParseParallel(const Value& v, Origin origin, std::optional<Parallel
       spec.axes.push_back(Common(Str((*axes)[i])));
     }
   }
+  last_parallel_ = spec;
   out = std::move(spec);
   return true;
 }

@@ -283,6 +283,50 @@ TEST(ParseTest, ErrorAfterARepeatedLayoutIsWhereItIs) {
   }
 }
 
+// A parallel spec spelled like the previous one is that spec: modules in a
+// row with specs that differ from the one before in one place each (an
+// axis, an axis count, a kind, key order, an escape that decodes to the
+// same name) keep what they spell, each with its own origin; a spec whose
+// fault is only its difference from the previous one is still refused.
+TEST(ParseTest, RepeatedParallelSpecsParseAsWritten) {
+  const std::vector<std::pair<std::string, std::string>> specs = {
+      {R"J({"binding_kind": "tp", "axes": ["dp", "tp"]})J", "tp:dp,tp"},
+      {R"J({"binding_kind": "tp", "axes": ["dp", "tp"]})J", "tp:dp,tp"},
+      {R"J({"binding_kind": "tp", "axes": ["dp"]})J", "tp:dp"},
+      {R"J({"binding_kind": "tp", "axes": ["dp", "ep"]})J", "tp:dp,ep"},
+      {R"J({"binding_kind": "ep", "axes": ["dp", "ep"]})J", "ep:dp,ep"},
+      {R"J({"axes": ["dp", "ep"], "binding_kind": "ep"})J", "ep:dp,ep"},
+      {R"J({"binding_kind": "\u0065p", "axes": ["dp", "e\u0070"]})J", "ep:dp,ep"},
+      {R"J({"binding_kind": "ep"})J", "ep:"},
+      {R"J({"binding_kind": "ep", "axes": []})J", "ep:"}};
+  std::string modules = R"J("m": {"children": {)J";
+  for (size_t i = 0; i < specs.size(); ++i) absl::StrAppend(&modules, i ? ", " : "", "\"c", i, "\": \"s", i, "\"");
+  modules += "}}";
+  for (size_t i = 0; i < specs.size(); ++i) absl::StrAppend(&modules, ", \"s", i, "\": {\"parallel\": ", specs[i].first, "}");
+  const std::string text = Edit(R"J("m": {"type": "Linear", "forward": ["input", "*args", "**kwargs"], "params": {"weight": "w"}})J",
+                                modules);
+  ParsedDocument parsed = ParseDocument(text, Limits{});
+  ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
+  const Document& doc = *parsed.document;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const Module& m = doc.modules[i + 1];
+    ASSERT_EQ(doc.Name(m.id), absl::StrCat("s", i));
+    ASSERT_TRUE(m.parallel.has_value()) << i;
+    std::string spelled = absl::StrCat(doc.Name(m.parallel->binding_kind), ":");
+    for (size_t a = 0; a < m.parallel->axes.size(); ++a) absl::StrAppend(&spelled, a ? "," : "", doc.Name(m.parallel->axes[a]));
+    EXPECT_EQ(spelled, specs[i].second) << i;
+    EXPECT_EQ(doc.PointerOf(m.parallel->origin), absl::StrCat("/modules/s", i, "/parallel"));
+  }
+  // After a valid spec, one that differs only by a bad value is refused.
+  for (const char* bad : {R"J({"binding_kind": "", "axes": ["dp", "tp"]})J", R"J({"binding_kind": "tp", "axes": ["dp", 1]})J",
+                          R"J({"binding_kind": "tp", "axes": ["dp", "tp"], "x": 1})J"}) {
+    const std::string twice = Edit(R"J("m": {"type": "Linear", "forward": ["input", "*args", "**kwargs"], "params": {"weight": "w"}})J",
+                                   absl::StrCat(R"J("m": {"children": {"a": "s0", "b": "s1"}}, "s0": {"parallel": )J",
+                                                specs[0].first, R"J(}, "s1": {"parallel": )J", bad, "}"));
+    EXPECT_EQ(Invalid(twice).pointer.value_or("").rfind("/modules/s1/parallel", 0), 0u) << bad;
+  }
+}
+
 TEST(ParseTest, NullIsAcceptedOnlyWhereTheSpecAllowsIt) {
   EXPECT_EQ(Invalid(Edit("\"in_src\": {}", "\"in_src\": null")).message, "");
   EXPECT_EQ(Invalid(Edit("\"type\": \"Linear\"", "\"type\": \"Linear\", \"parallel\": null")).message, "");
