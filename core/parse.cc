@@ -259,7 +259,9 @@ class Parser {
   // name is no such id): one hash of the id string per reference.
   static constexpr uint32_t kNone = UINT32_MAX;
   static bool Define(std::vector<uint32_t>& by_name, NameId name, uint32_t index) {
-    if (name >= by_name.size()) by_name.resize(name + 1, kNone);
+    // Ids are defined in increasing order: grown by half at a time, not by
+    // one name.
+    if (name >= by_name.size()) by_name.resize(std::max<size_t>(name + 1, by_name.size() + by_name.size() / 2), kNone);
     if (by_name[name] != kNone) return false;
     by_name[name] = index;
     return true;
