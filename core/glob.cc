@@ -214,6 +214,13 @@ void Glob::BuildSegments() {
       begin = t + 1;
     }
   }
+  for (const Token& t : tokens_) min_size_ += t.kind != Kind::kStar;
+  // Which ASCII characters can end a match: those the last token takes,
+  // unless it is a star (or there is none).
+  const bool ends_with_token = !tokens_.empty() && tokens_.back().kind != Kind::kStar;
+  for (uint32_t c = 0; c < 128; ++c) {
+    if (!ends_with_token || TokenMatches(tokens_.back(), c)) last_ascii_[c / 64] |= uint64_t{1} << (c % 64);
+  }
 }
 
 template <typename Char>
@@ -270,7 +277,7 @@ bool Glob::MatchText(const Char* text, size_t size) const {
   return true;
 }
 
-bool Glob::MatchesAscii(std::string_view text) const {
+bool Glob::MatchAscii(std::string_view text) const {
   return MatchText(reinterpret_cast<const uint8_t*>(text.data()), text.size());
 }
 

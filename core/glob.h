@@ -22,8 +22,17 @@ class Glob {
   explicit Glob(std::string_view pattern);
 
   bool Matches(std::string_view text) const;
-  // The same, for text known to be ASCII (not checked again).
-  bool MatchesAscii(std::string_view text) const;
+  // The same, for text known to be ASCII (not checked again). Its length
+  // and last character, checked first and inline, tell most texts apart
+  // ("layers.*.experts.[0-9]" against "layers.3.experts.5.up_proj").
+  bool MatchesAscii(std::string_view text) const {
+    if (text.size() < min_size_) return false;
+    if (!text.empty()) {
+      const unsigned char c = static_cast<unsigned char>(text.back());
+      if (c < 128 && (last_ascii_[c / 64] >> (c % 64) & 1) == 0) return false;
+    }
+    return MatchAscii(text);
+  }
 
   // True when the pattern has no wildcard: it matches exactly one string.
   bool is_literal() const { return literal_; }
@@ -53,6 +62,7 @@ class Glob {
     uint32_t literal_end, literal_offset;
   };
 
+  bool MatchAscii(std::string_view text) const;
   void CompileSet(const std::vector<uint32_t>& pat, size_t open, size_t close);
   void BuildSegments();
   bool TokenMatches(const Token& token, uint32_t cp) const;
@@ -68,6 +78,9 @@ class Glob {
   std::vector<Segment> segments_;
   std::string literal_prefix_;
   std::string ascii_literals_;
+  // Bit c: a match may end with ASCII character c.
+  uint64_t last_ascii_[2] = {0, 0};
+  size_t min_size_ = 0;  // characters of a shortest match: the tokens but stars
   bool literal_ = true;
 };
 
