@@ -74,6 +74,8 @@ TARGETS = {
     "parallel_speedup": 1.7,  # parallel phases on 2 cores
 }
 REFERENCE_DEEPSEEK_S = 5.6
+# Benchmark repetitions of the largest generic models (each end-to-end call takes seconds).
+HEAVY_REPETITIONS = 3
 # The CLI backs its heap with huge pages for documents up to this size (cli/mimalloc.cc).
 HUGE_PAGE_DOCUMENT_BYTES = 64 << 20
 
@@ -387,8 +389,9 @@ def run_benchmarks(bench, names, min_time, pin, reps=1):
 
 
 def run_benchmark_groups(bench, names, min_time, pin, reps, wait_s):
-    """Each model in its own run: the large generic model once (its phases take seconds), the
-    others with `reps` repetitions (median), so a noisy moment on the machine weighs less."""
+    """Each model in its own run, with `reps` repetitions (median), so a noisy moment on the
+    machine weighs less; models of 300,000 parameters or more (their end-to-end benchmark takes
+    seconds) with HEAVY_REPETITIONS."""
     groups = {}
     for n in names:
         m = re.match(r"BM_\w+/(\w+/\w+:\d+/devices:\d+)", n)
@@ -398,7 +401,7 @@ def run_benchmark_groups(bench, names, min_time, pin, reps, wait_s):
         heavy = re.match(r"generic/params:(\d+)", model) and int(re.match(r"generic/params:(\d+)", model)
                                                                       .group(1)) >= 300_000
         merged["busy_before"][model] = wait_idle(wait_s)
-        r = run_benchmarks(bench, group, min_time, pin, 1 if heavy else reps)
+        r = run_benchmarks(bench, group, min_time, pin, min(reps, HEAVY_REPETITIONS) if heavy else reps)
         merged["benchmarks"].update(r["benchmarks"])
         merged["context"] = merged["context"] or r["context"]
     return merged
@@ -828,7 +831,8 @@ def main():
                                            args.wait_idle)
                 two = run_benchmark_groups(paths["bench"], names, min_time, False, reps, args.wait_idle)
                 sites = parallel_call_sites()
-                bench = {"names": names, "min_time_s": min_time, "repetitions": reps, "one_cpu": one, "two_cpus": two,
+                bench = {"names": names, "min_time_s": min_time, "repetitions": reps,
+                         "heavy_repetitions": HEAVY_REPETITIONS, "one_cpu": one, "two_cpus": two,
                          "pinned_with_taskset": bool(shutil.which("taskset")),
                          "parallel_call_sites": sites, "summary": summarize_bench(one, two, sites)}
             except RuntimeError as e:

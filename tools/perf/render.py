@@ -254,14 +254,15 @@ def render(results, profile_path, out_path):
         summ = bench["summary"]
         w(f"`//bench:core_benchmark` on the largest model of each kind it registers "
           f"(`--benchmark_min_time={bench['min_time_s']}`; each model in its own run, the median of "
-          f"{bench.get('repetitions', 1)} repetitions ± their standard deviation, except for models of 300,000 "
-          f"parameters or more, run once), "
+          f"{bench.get('repetitions', 1)} repetitions ± their standard deviation; of "
+          f"{min(bench.get('repetitions', 1), bench.get('heavy_repetitions', 1))} for models of 300,000 "
+          f"parameters or more), "
           f"milliseconds of wall time per call. Its models are "
           "built in memory by `bench/model_gen` and carry a final plan for every owner, so `PlanCheck` runs too "
           "(the CLI documents of section 3 have no plan unless marked). *ns/param path* is the 1-thread time "
           "divided by the model's parameter paths. *1 thread* is the benchmark pinned to one CPU "
-          "(`taskset -c 0`), *2 threads* unpinned. Phases marked *parallel* are the checks with a `ParallelFor` "
-          "in their source (detected in `core/*.cc` at measurement time): the issue's parallel phases. Parsing, "
+          "(`taskset -c 0`), *2 threads* unpinned. Phases marked *parallel* are the checks with a parallel call "
+          "(`ParallelFor`, `ParallelFilter`, `ScanThenApply`, `PerThread`) in their source (detected in `core/*.cc` at measurement time): the issue's parallel phases. Parsing, "
           "a two-stage pipeline with one parallel pass (references), is not one of them; its speedup is in the "
           "table all the same.")
         w("")
