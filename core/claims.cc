@@ -25,8 +25,8 @@ struct Stamps {
   std::vector<uint32_t> expected_by, declared_by;
 };
 
-OwnerScan ScanOwner(const ModuleTree& tree, const std::vector<bool>& owner_at, const Owner& owner, uint32_t stamp,
-                    bool check_omissions, Stamps& stamps) {
+OwnerScan ScanOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, const std::vector<bool>& owner_at,
+                    const Owner& owner, uint32_t stamp, bool check_omissions, Stamps& stamps) {
   const Document& doc = tree.doc();
   const PathId root = owner.path;
   OwnerScan scan;
@@ -47,7 +47,7 @@ OwnerScan ScanOwner(const ModuleTree& tree, const std::vector<bool>& owner_at, c
   const PlacementMap& params = *owner.layout->params;
   scan.resolved.reserve(params.size());
   for (const PlacementEntry& entry : params) {
-    ModuleTree::ParamRef ref = tree.ResolveParameter(root, entry.name);
+    ModuleTree::ParamRef ref = resolver.ResolveParameter(root, entry.name);
     if (ref.module_path != kNoPath) {
       stamps.declared_by[ref.param] = stamp;
       bool nested = false;
@@ -97,9 +97,11 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
   });
   auto scan_owners = [&](size_t begin, size_t end, OwnerScan* scans) {
     Stamps& local = stamps.local();
+    ModuleTree::Resolver resolver(tree);
     for (size_t e = begin; e < end; ++e) {
       if (!entries[e]->layout->params) continue;
-      scans[e - begin] = ScanOwner(tree, owner_at, *entries[e], static_cast<uint32_t>(e + 1), check_omissions, local);
+      scans[e - begin] =
+          ScanOwner(tree, resolver, owner_at, *entries[e], static_cast<uint32_t>(e + 1), check_omissions, local);
     }
   };
   auto claim = [&](size_t e, OwnerScan& scan) {

@@ -129,6 +129,29 @@ PathId ModuleTree::ResolveFrom(PathId from, std::string_view relative) const {
   }
 }
 
+ModuleTree::ParamRef ModuleTree::Resolver::ResolveParameter(PathId from, NameId local) {
+  Split& split = splits_[local % std::size(splits_)];
+  if (split.local != local) {
+    const std::string_view text = tree_.doc_.Name(local);
+    split = {local, !text.empty() && text.front() == '.', {}};
+    if (text.find('.') == std::string_view::npos) {
+      split.names.push_back(local);  // the slot's name itself
+    } else if (!split.leading_dot) {
+      // A part that is no name (kNoName) is no child or slot either.
+      for (size_t begin = 0;;) {
+        const size_t dot = text.find('.', begin);
+        split.names.push_back(tree_.doc_.names.Find(text.substr(begin, dot - begin)));
+        if (dot == std::string_view::npos) break;
+        begin = dot + 1;
+      }
+    }
+  }
+  if (split.leading_dot) return tree_.ResolveParameter(from, tree_.doc_.Name(local));
+  PathId q = from;
+  for (size_t i = 0; i + 1 < split.names.size() && q != kNoPath; ++i) q = tree_.ChildNamed(q, split.names[i]);
+  return q == kNoPath ? ParamRef{} : tree_.ParameterOf(q, split.names.back());
+}
+
 PathId ModuleTree::Resolver::Resolve(std::string_view fqn) {
   if (fqn.empty()) return 0;
   // Keep the steps of last_ that are also whole leading segments of fqn.

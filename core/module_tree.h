@@ -69,20 +69,33 @@ class ModuleTree {
   // so most of an FQN's segments are not looked up again. Where the two
   // differ, the next sibling of the previous one's path there is tried
   // first ("layers.3.mlp" then "layers.4"): in path order, no name is
-  // hashed in a large ModuleList. Not thread-safe: one per thread or task.
+  // hashed in a large ModuleList. Parameter names, dotted ones
+  // ("gate_proj.weight") included, which layouts repeat owner after owner,
+  // are split into interned names once (the document's names must not change while
+  // the resolver is used). Not thread-safe: one per thread or task.
   class Resolver {
    public:
     explicit Resolver(const ModuleTree& tree) : tree_(tree) {}
     PathId Resolve(std::string_view fqn);
+    // ModuleTree::ResolveParameter(from, local).
+    ParamRef ResolveParameter(PathId from, NameId local);
 
    private:
     struct Step {
       size_t end;  // the resolved prefix of last_ is last_[0, end)
       PathId path;
     };
+    // A local name split at its dots: the children's names, then the
+    // slot's (a name with a leading dot takes the general path).
+    struct Split {
+      NameId local = kNoName;
+      bool leading_dot = false;
+      SmallVector<NameId> names;
+    };
     const ModuleTree& tree_;
     std::string last_;
     std::vector<Step> steps_;  // of last_'s leading segments, in order
+    Split splits_[16];         // direct-mapped by local name
   };
   // A parameter slot of the module at `module` named `name`; its full name
   // is fqn(module) + "." + name (name alone at the root).

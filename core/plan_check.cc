@@ -64,7 +64,7 @@ void CheckEntry(const ModuleTree& tree, ModuleTree::Resolver& resolver, CleanLay
   if (out.path == kNoPath) return;
   out.params.reserve(entry.layout.params->size());
   for (const PlacementEntry& p : *entry.layout.params) {
-    const ModuleTree::ParamRef ref = tree.ResolveParameter(out.path, p.name);
+    const ModuleTree::ParamRef ref = resolver.ResolveParameter(out.path, p.name);
     out.params.push_back(ref.module_path == kNoPath ? kNoParam : ref.param);
   }
   const Owner* owner = owners.Find(tree.module(out.path));

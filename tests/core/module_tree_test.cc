@@ -199,5 +199,34 @@ TEST(ModuleTreeTest, ResolvesInternedParameterNames) {
   EXPECT_NE(tree.ResolveParameter(0, doc->names.Intern("a.lin.weight")).module_path, kNoPath);
 }
 
+// The resolver splits dotted names once and keeps a few: over names that
+// share its cache slots, malformed ones and ones naming no name, from
+// several paths and in a mixed order, it answers as ResolveParameter does.
+TEST(ModuleTreeTest, ResolverResolvesParametersAsTheTreeDoes) {
+  auto doc = Parse(kShared);
+  std::vector<NameId> locals;
+  for (std::string_view local : {"norm", "a.lin.weight", "head.weight", "weight", "a.lin", "a", ".weight",
+                                 "a..lin.weight", "a.lin.", "lin.weight", "zz.weight", "a.zz.weight", "b.lin.weight"}) {
+    locals.push_back(doc->names.Intern(local));
+  }
+  for (int i = 0; i < 40; ++i) locals.push_back(doc->names.Intern(absl::StrCat("x", i, ".weight")));
+  const ModuleTree tree(*doc);
+  const std::vector<PathId> froms = {0, tree.Resolve("a"), tree.Resolve("a.lin"), tree.Resolve("b")};
+  ModuleTree::Resolver resolver(tree);
+  std::mt19937 random(11);
+  int found = 0;
+  for (int step = 0; step < 3000; ++step) {
+    const NameId local = locals[random() % locals.size()];
+    const PathId from = froms[random() % froms.size()];
+    const ModuleTree::ParamRef want = tree.ResolveParameter(from, doc->Name(local));
+    const ModuleTree::ParamRef got = resolver.ResolveParameter(from, local);
+    ASSERT_EQ(got.module_path, want.module_path) << doc->Name(local) << " from " << tree.fqn(from);
+    ASSERT_EQ(got.name, want.name) << doc->Name(local);
+    ASSERT_EQ(got.param, want.param) << doc->Name(local);
+    found += want.module_path != kNoPath;
+  }
+  EXPECT_GT(found, 50);
+}
+
 }  // namespace
 }  // namespace shardplan
