@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "core/messages.h"
 #include "core/parallel.h"
@@ -15,7 +16,8 @@ struct OwnerScan {
   // Per entry of the layout's params, in order: the parameter slot it names
   // (module_path kNoPath: unknown-parameter; kNested: nested-duplicate).
   static constexpr PathId kNested = kNoPath - 1;
-  SmallVector<ModuleTree::ParamRef> resolved;
+  // Room for the few params of a typical layout (an MLP's three) inline.
+  absl::InlinedVector<ModuleTree::ParamRef, 4> resolved;
   SmallVector<ParamId> expected;  // deduplicated, first-seen order
   std::string omitted_message;    // empty when nothing is omitted
 };
@@ -146,7 +148,9 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
     }
     for (ParamId p : scan.expected) claims.expected[p] = true;
     if (owner.required.size() > 1) {
-      std::sort(owner.required.begin(), owner.required.end());
+      if (!std::is_sorted(owner.required.begin(), owner.required.end())) {
+        std::sort(owner.required.begin(), owner.required.end());
+      }
       owner.required.erase(std::unique(owner.required.begin(), owner.required.end()), owner.required.end());
     }
   };
