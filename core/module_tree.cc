@@ -6,6 +6,25 @@
 #include "core/glob.h"
 
 namespace shardplan {
+namespace {
+
+// The length of the longest common prefix of a and b, eight bytes at a time.
+size_t CommonPrefix(std::string_view a, std::string_view b) {
+  const size_t n = std::min(a.size(), b.size());
+  size_t i = 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x, y;
+    std::memcpy(&x, a.data() + i, 8);
+    std::memcpy(&y, b.data() + i, 8);
+    if (x != y) return i + static_cast<size_t>(__builtin_ctzll(x ^ y)) / 8;  // the first differing byte
+  }
+#endif
+  while (i < n && a[i] == b[i]) ++i;
+  return i;
+}
+
+}  // namespace
 
 ModuleTree::ModuleTree(const Document& doc) : doc_(doc), first_path_(doc.modules.size(), kNoPath) {
   // Only modules with many children or parameters (a ModuleList of
@@ -155,7 +174,7 @@ ModuleTree::ParamRef ModuleTree::Resolver::ResolveParameter(PathId from, NameId 
 PathId ModuleTree::Resolver::Resolve(std::string_view fqn) {
   if (fqn.empty()) return 0;
   // Keep the steps of last_ that are also whole leading segments of fqn.
-  const size_t common = std::mismatch(fqn.begin(), fqn.end(), last_.begin(), last_.end()).first - fqn.begin();
+  const size_t common = CommonPrefix(fqn, last_);
   // The previous FQN's path at the depth where this one differs: a list
   // of siblings in path order names its next sibling next.
   PathId previous = kNoPath;

@@ -153,14 +153,27 @@ TEST(ModuleTreeTest, FindsChildrenAndParametersOfSmallAndLargeModules) {
 // Resolve does, in every order.
 TEST(ModuleTreeTest, ResolverAgreesWithResolveOverAnySequence) {
   std::string text = kShared;
-  // Names that extend or shorten each other: "a" and "ab", "lin" and "li".
-  text.replace(text.find(R"("head": "lin")"), 13, R"("head": "lin", "ab": "blk", "li": "blk")");
+  // Names that extend or shorten each other: "a" and "ab", "lin" and "li";
+  // long ones that first differ past a multiple of eight bytes.
+  text.replace(text.find(R"("head": "lin")"), 13,
+               R"("head": "lin", "ab": "blk", "li": "blk", "a_rather_long_child_name": "blk",)"
+               R"( "a_rather_long_child_nome": "blk", "a_rather_long_child_name_2": "blk",)"
+               R"( "abcdefgh_xyz": "blk", "abcdefghYxyz": "blk")");
   std::unique_ptr<Document> doc = Parse(text);
   const ModuleTree tree(*doc);
   std::vector<std::string> fqns;
   for (PathId p = 0; p < tree.size(); ++p) fqns.emplace_back(tree.fqn(p));
-  for (const char* odd : {"a.", ".a", "a..lin", "a.li", "ab.lin.x", "abc", "a.lin.weight", "norm", "l", "."}) {
+  for (const char* odd : {"a.", ".a", "a..lin", "a.li", "ab.lin.x", "abc", "a.lin.weight", "norm", "l", ".",
+                          "a_rather_long_child_nam", "a_rather_long_child_name.li", "a_rather_long_child_name_2.lin.x"}) {
     fqns.emplace_back(odd);
+  }
+  // Names that first differ at the start of an eight-byte word.
+  {
+    ModuleTree::Resolver resolver(tree);
+    for (const char* fqn : {"abcdefgh_xyz.lin", "abcdefghYxyz.lin", "abcdefgh_xyz.lin", "abcdefghYxyz"}) {
+      ASSERT_EQ(resolver.Resolve(fqn), tree.Resolve(fqn)) << fqn;
+    }
+    EXPECT_NE(tree.Resolve("abcdefghYxyz.lin"), tree.Resolve("abcdefgh_xyz.lin"));
   }
   // In path order and in reverse (siblings one after another), then mixed.
   for (bool reverse : {false, true}) {
