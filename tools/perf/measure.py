@@ -388,23 +388,26 @@ def run_benchmarks(bench, names, min_time, pin, reps=1):
     raise RuntimeError("core_benchmark failed: " + (r.stderr or r.stdout)[-500:])
 
 
-def run_benchmark_groups(bench, names, min_time, pin, reps, wait_s):
-    """Each model in its own run, with `reps` repetitions (median), so a noisy moment on the
-    machine weighs less; models of 300,000 parameters or more (their end-to-end benchmark takes
-    seconds) with HEAVY_REPETITIONS."""
+def run_benchmark_groups(bench, names, min_time, reps, wait_s):
+    """Each model in its own runs, pinned to one CPU (taskset, where there is one) and then on
+    both, back to back, so that a noisy moment on the machine weighs on both sides of a speedup;
+    with `reps` repetitions (median), models of 300,000 parameters or more (their end-to-end
+    benchmark takes seconds) with HEAVY_REPETITIONS. Returns the 1-CPU and the 2-CPU results."""
     groups = {}
     for n in names:
         m = re.match(r"BM_\w+/(\w+/\w+:\d+/devices:\d+)", n)
         groups.setdefault(m.group(1) if m else n, []).append(n)
-    merged = {"benchmarks": {}, "context": None, "busy_before": {}}
+    pin = bool(shutil.which("taskset"))
+    merged = [{"benchmarks": {}, "context": None, "busy_before": {}} for _ in range(2)]
     for model, group in groups.items():
         heavy = re.match(r"generic/params:(\d+)", model) and int(re.match(r"generic/params:(\d+)", model)
                                                                       .group(1)) >= 300_000
-        merged["busy_before"][model] = wait_idle(wait_s)
-        r = run_benchmarks(bench, group, min_time, pin, min(reps, HEAVY_REPETITIONS) if heavy else reps)
-        merged["benchmarks"].update(r["benchmarks"])
-        merged["context"] = merged["context"] or r["context"]
-    return merged
+        for out, pinned in zip(merged, (pin, False)):
+            out["busy_before"][model] = wait_idle(wait_s)
+            r = run_benchmarks(bench, group, min_time, pinned, min(reps, HEAVY_REPETITIONS) if heavy else reps)
+            out["benchmarks"].update(r["benchmarks"])
+            out["context"] = out["context"] or r["context"]
+    return merged[0], merged[1]
 
 
 def parallel_call_sites():
@@ -822,14 +825,12 @@ def main():
 
         bench = None
         if "bench" in paths:
-            log("core_benchmark: listing, then 1 CPU (taskset -c 0) and 2 CPUs")
+            log("core_benchmark: listing, then per model 1 CPU (taskset -c 0) and 2 CPUs")
             try:
                 names = largest_benchmarks(paths["bench"])
                 min_time = 0.05 if args.quick else 0.2
                 reps = 3 if args.quick else 5
-                one = run_benchmark_groups(paths["bench"], names, min_time, bool(shutil.which("taskset")), reps,
-                                           args.wait_idle)
-                two = run_benchmark_groups(paths["bench"], names, min_time, False, reps, args.wait_idle)
+                one, two = run_benchmark_groups(paths["bench"], names, min_time, reps, args.wait_idle)
                 sites = parallel_call_sites()
                 bench = {"names": names, "min_time_s": min_time, "repetitions": reps,
                          "heavy_repetitions": HEAVY_REPETITIONS, "one_cpu": one, "two_cpus": two,

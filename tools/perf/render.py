@@ -177,7 +177,8 @@ def render(results, profile_path, out_path):
       "(max RSS). Every run must print `DOC: ok: ...`. Module and parameter counts are counted in each "
       "generated document (paths of `named_modules` / `named_parameters`, as the engine expands them). "
       "The per-phase numbers come from `//bench:core_benchmark` (Google Benchmark, `--benchmark_format=json`), "
-      "once pinned to one CPU with `taskset -c 0` (oneTBB then runs one thread) and once on both CPUs. "
+      "once pinned to one CPU with `taskset -c 0` (oneTBB then runs one thread) and once on both CPUs, "
+      "back to back for each model. "
       "Profiles: `valgrind --tool=callgrind` + `callgrind_annotate --inclusive=yes`, `perf record`, "
       "`valgrind --tool=massif`, all with `--threads 1`; their summaries are in "
       "[tools/perf/profile.txt](../tools/perf/profile.txt).")
