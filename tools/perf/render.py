@@ -254,7 +254,8 @@ def render(results, profile_path, out_path):
     else:
         summ = bench["summary"]
         w(f"`//bench:core_benchmark` on the largest model of each kind it registers "
-          f"(`--benchmark_min_time={bench['min_time_s']}`; each model in its own run, the median of "
+          f"(`--benchmark_min_time={bench['min_time_s']}`; each model in {bench.get('rounds', 1)} "
+          f"run{'s' if bench.get('rounds', 1) != 1 else ''} per CPU count (the run with the median time kept), each run the median of "
           f"{bench.get('repetitions', 1)} repetitions ± their standard deviation; of "
           f"{min(bench.get('repetitions', 1), bench.get('heavy_repetitions', 1))} for models of 300,000 "
           f"parameters or more), "
