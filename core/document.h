@@ -233,14 +233,6 @@ struct Document {
   std::vector<FqnLayout> overrides;
 
   std::string_view Name(NameId id) const { return names.View(id); }
-  // Asks the CPU to load module m's fields: a check that first prefetches
-  // the modules of a block of owners overlaps their cache misses, one per
-  // owner on a model of millions of modules.
-  void PrefetchModule(ModuleId m) const {
-    const char* const at = reinterpret_cast<const char*>(&modules[m]);
-    for (size_t offset = 0; offset < sizeof(Module); offset += 64) __builtin_prefetch(at + offset);
-    __builtin_prefetch(at + sizeof(Module) - 1);
-  }
   // The JSON pointer of what `origin` names (of a layout or parallel spec).
   std::string PointerOf(const Origin& origin) const;
   // A deep copy (the planner interns new names and maps into its own

@@ -47,11 +47,11 @@ void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, Diagn
   if (layout.in_src && !module.var_keyword) {
     // A module's few forward names are scanned; a set is built for many.
     constexpr size_t kScan = 16;
-    const NameSet forward = module.forward.size() > kScan ? NameSet(module.forward, [](NameId n) { return n; }) : NameSet();
+    const bool many = module.forward.size() > kScan;
+    const NameSet forward = many ? NameSet(module.forward, [](NameId n) { return n; }) : NameSet();
     auto is_forward = [&](NameId n) {
-      return module.forward.size() > kScan ? forward.Contains(n)
-                                           : std::find(module.forward.begin(), module.forward.end(), n) !=
-                                                 module.forward.end();
+      return many ? forward.Contains(n)
+                  : std::find(module.forward.begin(), module.forward.end(), n) != module.forward.end();
     };
     std::vector<std::string_view> unknown;
     for (const PlacementEntry& e : *layout.in_src) {
@@ -163,13 +163,13 @@ void CheckOwners(const ModuleTree& tree, const Owners& owners, DiagnosticSink& s
         CleanLayouts screen(tree.doc());
         for (size_t e = begin; e < end; ++e) {
           const Owner& owner = *entries[e];
-          DiagnosticSink& sink = found[e - begin];
+          DiagnosticSink& own = found[e - begin];
           // Derived out_names are unique, so the written ones are all there
           // is to check for duplicate-output-name.
-          CheckPorts(tree, owner.path, *owner.layout, sink);
-          if (!screen.Placements(*owner.layout)) CheckPlacements(tree, owner.path, *owner.layout, sink);
+          CheckPorts(tree, owner.path, *owner.layout, own);
+          if (!screen.Placements(*owner.layout)) CheckPlacements(tree, owner.path, *owner.layout, own);
           if (owner.parallel && !HasCachedFamily(tree.doc(), owner.module) && !screen.ParallelAxes(*owner.parallel)) {
-            CheckParallelAxes(tree, owner.path, *owner.parallel, sink);
+            CheckParallelAxes(tree, owner.path, *owner.parallel, own);
           }
         }
       },

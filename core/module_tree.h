@@ -71,8 +71,9 @@ class ModuleTree {
   // first ("layers.3.mlp" then "layers.4"): in path order, no name is
   // hashed in a large ModuleList. Parameter names, dotted ones
   // ("gate_proj.weight") included, which layouts repeat owner after owner,
-  // are split into interned names once (the document's names must not change while
-  // the resolver is used). Not thread-safe: one per thread or task.
+  // are split into interned names once (the document's names must not
+  // change while the resolver is used). Not thread-safe: one per thread or
+  // task.
   class Resolver {
    public:
     explicit Resolver(const ModuleTree& tree) : tree_(tree) {}
