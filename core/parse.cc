@@ -1127,7 +1127,7 @@ class Scanner {
   // deep, calling member(key) with the cursor on each value.
   template <typename Member>
   bool Members(int depth, Member&& member) {
-    bool last;
+    bool last = false;
     if (!OpenObject(depth, last)) return false;
     while (!last) {
       std::string_view key;
@@ -1143,7 +1143,7 @@ class Scanner {
   // at a syntax error, the parser sees the members before it first, and
   // reading stops once the parser has failed.
   bool StreamMap(Parser::Section section, int depth) {
-    bool done;
+    bool done = false;
     if (!OpenObject(depth, done)) return false;
     if (done) return true;
     struct Batch {

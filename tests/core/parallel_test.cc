@@ -70,7 +70,9 @@ TEST(TouchPagesTest, WritesOneByteOfEveryPageOnlyWithSeveralThreads) {
       zeros += buffer[i] == 0;
     }
     EXPECT_EQ(zeros, several ? 38u : 0u);
-    if (threads == 1) EXPECT_FALSE(several);
+    if (threads == 1) {
+      EXPECT_FALSE(several);
+    }
   }
 }
 
