@@ -111,11 +111,10 @@ class Parser {
 
   // The maps whose members the scanner hands over one at a time.
   enum class Section { kParameters, kModules, kProviders, kPlan };
-  // One member of a streamed map: its key, its value and the value's text.
+  // One member of a streamed map: its key and its value.
   struct Item {
     std::string_view key;
     Value value;
-    std::string_view text;
     // A layout spelled exactly as the member before it, which the scanner
     // did not read again (`value` is null): the parser reuses that layout.
     bool unread = false;
@@ -212,10 +211,10 @@ class Parser {
   // plan.modules map (the current pointer names the map).
   bool ParameterItem(std::string_view id, const Value& v);
   bool ModuleItem(std::string_view id, const Value& v);
-  // `text` is the value's: a layout spelled exactly as the previous one of
-  // the map (as models repeat their layouts) is not parsed again. `unread`:
-  // it is the previous member's, and `v` was not read (Item::unread).
-  bool FqnLayoutItem(bool in_plan, std::string_view fqn, const Value& v, std::string_view text, bool unread);
+  // `unread`: the value is spelled as the previous member's of the map (as
+  // models repeat their layouts), was not read, and gets its layout
+  // (Item::unread).
+  bool FqnLayoutItem(bool in_plan, std::string_view fqn, const Value& v, bool unread);
   bool ResolveReferences();
   bool CheckTree();
   bool NonNegativeInts(const Value& v, bool positive, SmallVector<int64_t>& out);
@@ -242,10 +241,7 @@ class Parser {
   Document& doc_;
   const Limits& limits_;
   std::array<Recent, 64> recent_{};
-  // The last layout FqnLayoutItem parsed, and its text (views of the
-  // document).
-  std::string_view last_layout_text_;
-  bool last_layout_in_plan_ = false;
+  // The layout of the last member FqnLayoutItem took.
   Layout last_layout_;
   // The last parallel spec parsed, which models repeat module after module.
   std::optional<ParallelSpec> last_parallel_;
@@ -841,22 +837,19 @@ bool Parser::ParseLayout(const Value& v, bool in_plan, Origin origin, Layout& ou
   return true;
 }
 
-bool Parser::FqnLayoutItem(bool in_plan, std::string_view fqn, const Value& v, std::string_view text,
-                           bool unread) {
+bool Parser::FqnLayoutItem(bool in_plan, std::string_view fqn, const Value& v, bool unread) {
   At at(*this, fqn);
   FqnLayout entry{doc_.names.Intern(fqn), {}};
   if (!(in_plan ? plan_fqns_ : provider_fqns_).Insert(entry.fqn)) return Fail(absl::StrCat("duplicate key ", PyRepr(fqn)));
   const Origin origin = in_plan ? Origin{Origin::Kind::kPlan, static_cast<uint32_t>(doc_.plan ? doc_.plan->size() : 0)}
                                 : Origin{Origin::Kind::kProvider, static_cast<uint32_t>(doc_.model_providers.size())};
-  // An unread value repeats the member before it in this map, the last
-  // layout parsed or reused here.
-  if (unread || (!last_layout_text_.empty() && text == last_layout_text_ && in_plan == last_layout_in_plan_)) {
-    entry.layout = last_layout_;  // the same text parses to the same layout
+  // An unread value repeats the member before it in this map, whose layout
+  // is the last one: the same text parses to the same layout.
+  if (unread) {
+    entry.layout = last_layout_;
     entry.layout.origin = origin;
   } else {
     if (!ParseLayout(v, in_plan, origin, entry.layout)) return false;
-    last_layout_text_ = text;
-    last_layout_in_plan_ = in_plan;
     last_layout_ = entry.layout;
   }
   if (!in_plan) {
@@ -941,7 +934,7 @@ void Parser::Prefetch(const std::vector<Item>& items, Section section) const {
 }
 
 bool Parser::StreamItem(Section section, const Item& item) {
-  const auto& [key, v, text, unread] = item;
+  const auto& [key, v, unread] = item;
   switch (section) {
     case Section::kParameters: {
       At at(*this, "parameters");
@@ -954,12 +947,12 @@ bool Parser::StreamItem(Section section, const Item& item) {
     case Section::kProviders: {
       At at(*this, "providers");
       At at_map(*this, "sharding");
-      return FqnLayoutItem(/*in_plan=*/false, key, v, text, unread);
+      return FqnLayoutItem(/*in_plan=*/false, key, v, unread);
     }
     case Section::kPlan: {
       At at(*this, "plan");
       At at_map(*this, "modules");
-      return FqnLayoutItem(/*in_plan=*/true, key, v, text, unread);
+      return FqnLayoutItem(/*in_plan=*/true, key, v, unread);
     }
   }
   return false;
@@ -1190,7 +1183,7 @@ class Scanner {
         }
         previous = text_.substr(start, r.offset() - start);
         // Parsed before a separator error.
-        batch.items.push_back({key, value, previous, repeat});
+        batch.items.push_back({key, value, repeat});
         if (!ReadSeparator(r, done)) {
           batch.failed = true;
           break;
