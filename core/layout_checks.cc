@@ -45,9 +45,9 @@ void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, Diagn
   }
   const Module& module = doc.modules[tree.module(path)];
   if (layout.in_src && !module.var_keyword) {
-    // A module's few forward names are scanned; a set is built for many.
-    constexpr size_t kScan = 16;
-    const bool many = module.forward.size() > kScan;
+    // A module's few forward names are scanned where they are, as a
+    // NameSet would scan its copy of them; a set is built for many.
+    const bool many = module.forward.size() > NameSet::kSmall;
     const NameSet forward = many ? NameSet(module.forward, [](NameId n) { return n; }) : NameSet();
     auto is_forward = [&](NameId n) {
       return many ? forward.Contains(n)

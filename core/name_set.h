@@ -15,6 +15,9 @@ namespace shardplan {
 
 class NameSet {
  public:
+  // Up to this many names are scanned; more are hashed.
+  static constexpr size_t kSmall = 16;
+
   NameSet() = default;
   template <typename Range, typename Name>
   NameSet(const Range& items, Name name) {
@@ -38,7 +41,6 @@ class NameSet {
   size_t size() const { return hashed_.empty() ? small_.size() : hashed_.size(); }
 
  private:
-  static constexpr size_t kSmall = 16;
   absl::InlinedVector<NameId, kSmall> small_;  // no allocation while small
   absl::flat_hash_set<NameId> hashed_;
 };
