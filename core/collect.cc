@@ -293,18 +293,13 @@ void CheckNesting(const ModuleTree& tree, const Owners& owners, DiagnosticSink& 
       if (active(entries[i])) active_at[entries[i]->path] = static_cast<uint32_t>(i);
     }
   });
-  // Per chunk of owners, in parallel: the (inner, outer) entry pairs of
-  // overlapping active owners, inners in entry order and each one's outers
-  // sorted; then reported chunk by chunk.
-  constexpr size_t kChunk = 4096;
-  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> overlaps((entries.size() + kChunk - 1) / kChunk);
-  ParallelFor(overlaps.size(), 1, [&](size_t first, size_t stop) {
-    for (size_t c = first; c < stop; ++c) {
-      std::vector<std::pair<uint32_t, uint32_t>>& found = overlaps[c];
-      const size_t last = std::min(entries.size(), (c + 1) * kChunk);
-      for (size_t e = c * kChunk; e < last; ++e) {
+  // In parallel: the (inner, outer) entry pairs of overlapping active
+  // owners, inners in entry order and each one's outers sorted.
+  using Overlap = std::pair<uint32_t, uint32_t>;
+  const std::vector<Overlap> overlaps =
+      ParallelGather<Overlap>(0, entries.size(), 4096, [&](size_t e, std::vector<Overlap>& found) {
         const Owner* inner = entries[e];
-        if (!active(inner)) continue;
+        if (!active(inner)) return;
         const NameId kind = inner->parallel->binding_kind;
         const size_t from = found.size();
         for (PathId a = tree.parent(inner->path); a != kNoPath; a = tree.parent(a)) {
@@ -314,16 +309,12 @@ void CheckNesting(const ModuleTree& tree, const Owners& owners, DiagnosticSink& 
           if (kind == pkind || kind == mesh || pkind == mesh) found.emplace_back(static_cast<uint32_t>(e), i);
         }
         if (found.size() - from > 1) std::sort(found.begin() + from, found.end());
-      }
-    }
-  });
-  for (const auto& found : overlaps) {
-    for (const auto& [e, i] : found) {
-      const std::string_view outer = tree.fqn(entries[i]->path), fqn = tree.fqn(entries[e]->path);
-      Diagnostic& d = sink.Error("overlapping-communication", msg::OverlappingCommunication(outer, fqn));
-      d.fqn = std::string(fqn);
-      d.pointer = doc.PointerOf(entries[e]->parallel->origin);
-    }
+      });
+  for (const auto& [e, i] : overlaps) {
+    const std::string_view outer = tree.fqn(entries[i]->path), fqn = tree.fqn(entries[e]->path);
+    Diagnostic& d = sink.Error("overlapping-communication", msg::OverlappingCommunication(outer, fqn));
+    d.fqn = std::string(fqn);
+    d.pointer = doc.PointerOf(entries[e]->parallel->origin);
   }
 }
 

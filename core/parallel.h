@@ -59,23 +59,31 @@ inline void TouchPages(void* data, size_t bytes) {
 #endif
 }
 
-// The indexes i in [begin, end) for which keep(i) holds, in increasing
-// order: tested in parallel over chunks of `grain` indexes, each chunk's
-// collected on its own and the chunks joined in order.
-template <typename Keep>
-std::vector<uint32_t> ParallelFilter(size_t begin, size_t end, size_t grain, Keep&& keep) {
-  std::vector<std::vector<uint32_t>> chunks((end - begin + grain - 1) / grain);
+// Calls gather(i, items) for every i in [begin, end), where gather appends
+// what it finds for i to `items`: in parallel over chunks of `grain`
+// indexes, each chunk into its own vector. Returns the items of every
+// chunk, joined in index order.
+template <typename T, typename Gather>
+std::vector<T> ParallelGather(size_t begin, size_t end, size_t grain, Gather&& gather) {
+  std::vector<std::vector<T>> chunks((end - begin + grain - 1) / grain);
   ParallelFor(chunks.size(), 1, [&](size_t first, size_t stop) {
     for (size_t c = first; c < stop; ++c) {
       const size_t last = std::min(end, begin + (c + 1) * grain);
-      for (size_t i = begin + c * grain; i < last; ++i) {
-        if (keep(i)) chunks[c].push_back(static_cast<uint32_t>(i));
-      }
+      for (size_t i = begin + c * grain; i < last; ++i) gather(i, chunks[c]);
     }
   });
-  std::vector<uint32_t> out;
-  for (const std::vector<uint32_t>& chunk : chunks) out.insert(out.end(), chunk.begin(), chunk.end());
+  std::vector<T> out;
+  for (const std::vector<T>& chunk : chunks) out.insert(out.end(), chunk.begin(), chunk.end());
   return out;
+}
+
+// The indexes i in [begin, end) for which keep(i) holds, in increasing
+// order, tested in parallel (ParallelGather).
+template <typename Keep>
+std::vector<uint32_t> ParallelFilter(size_t begin, size_t end, size_t grain, Keep&& keep) {
+  return ParallelGather<uint32_t>(begin, end, grain, [&](size_t i, std::vector<uint32_t>& kept) {
+    if (keep(i)) kept.push_back(static_cast<uint32_t>(i));
+  });
 }
 
 // A two-stage pipeline: produce() returns the next item (nullptr at the
