@@ -82,7 +82,7 @@ BENCHMARK_ROUNDS = 3
 HUGE_PAGE_DOCUMENT_BYTES = 64 << 20
 
 # Benchmark phases in pipeline order and the core/ file that implements each (used to find
-# which phases run in parallel: a ParallelFor/PerThread call site in that file, attributed to
+# which phases run in parallel: a call site of a parallel helper in that file, attributed to
 # BM_Nesting when the enclosing function is the nesting check).
 PHASES = ["BM_Parse", "BM_BuildTree", "BM_Collect", "BM_Nesting", "BM_OwnerChecks", "BM_Claims", "BM_PlanCheck"]
 PHASE_FILES = {
@@ -403,7 +403,7 @@ def run_benchmark_groups(bench, names, min_time, reps, wait_s, rounds):
         m = re.match(r"BM_\w+/(\w+/\w+:\d+/devices:\d+)", n)
         groups.setdefault(m.group(1) if m else n, []).append(n)
     pin = bool(shutil.which("taskset"))
-    merged = [{"benchmarks": {}, "context": None, "busy_before": {}, "rounds": rounds} for _ in range(2)]
+    merged = [{"benchmarks": {}, "context": None, "busy_before": {}} for _ in range(2)]
     for model, group in groups.items():
         heavy = re.match(r"generic/params:(\d+)", model) and int(re.match(r"generic/params:(\d+)", model)
                                                                       .group(1)) >= 300_000
@@ -422,7 +422,7 @@ def run_benchmark_groups(bench, names, min_time, reps, wait_s, rounds):
 
 
 def parallel_call_sites():
-    """ParallelFor/PerThread call sites in core/*.cc, with the enclosing function and phase."""
+    """Call sites of the parallel helpers in core/*.cc, with the enclosing function and phase."""
     sites = []
     pat = re.compile(r"\b(ParallelFor|ParallelFilter|ParallelGather|ScanThenApply|PerThread|parallel_for|parallel_invoke|parallel_reduce|task_group)\b")
     fn = re.compile(r"^[A-Za-z][^;{}()]*?\b([A-Za-z_][\w:]*)\s*\(")
