@@ -131,12 +131,6 @@ ModuleTree::ParamRef ModuleTree::ResolveParameter(PathId from, std::string_view 
   return ParameterOf(q, name);
 }
 
-ModuleTree::ParamRef ModuleTree::ResolveParameter(PathId from, NameId local) const {
-  const std::string_view text = doc_.Name(local);
-  if (text.find('.') != std::string_view::npos) return ResolveParameter(from, text);
-  return ParameterOf(from, local);
-}
-
 PathId ModuleTree::ResolveFrom(PathId from, std::string_view relative) const {
   if (relative.empty()) return from;
   PathId p = from;

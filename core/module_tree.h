@@ -59,9 +59,6 @@ class ModuleTree {
     ParamId param = 0;
   };
   ParamRef ResolveParameter(PathId from, std::string_view local) const;
-  // The same for an interned `local`: a name without a dot is the slot's
-  // name itself, so it is not looked up again.
-  ParamRef ResolveParameter(PathId from, NameId local) const;
 
   // Resolves FQNs one after another, each as Resolve would, but starting
   // from the path of the longest dotted prefix it shares with the previous
@@ -78,7 +75,7 @@ class ModuleTree {
    public:
     explicit Resolver(const ModuleTree& tree) : tree_(tree) {}
     PathId Resolve(std::string_view fqn);
-    // ModuleTree::ResolveParameter(from, local).
+    // ModuleTree::ResolveParameter(from, the text of local).
     ParamRef ResolveParameter(PathId from, NameId local);
 
    private:

@@ -276,7 +276,7 @@ std::vector<ParamDeclaration> DeclarationsOf(const ModuleTree& tree, const std::
     const bool from_templates = provenance != nullptr && !(*provenance)[i].empty() &&
                                 absl::StartsWith((*provenance)[i][0], "template:");
     for (const PlacementEntry& e : *entry.layout.params) {
-      const ModuleTree::ParamRef ref = tree.ResolveParameter(path, e.name);
+      const ModuleTree::ParamRef ref = resolver.ResolveParameter(path, e.name);
       if (ref.module_path == kNoPath) continue;
       ParamDeclaration& d = out.emplace_back();
       d.param = ref.param;
@@ -305,7 +305,7 @@ std::vector<const NamedPlacements*> PlacementsByParameter(const ModuleTree& tree
     const PathId path = resolver.Resolve(doc.Name(entry.fqn));
     if (path == kNoPath || !entry.layout.params) continue;
     for (const PlacementEntry& e : *entry.layout.params) {
-      const ModuleTree::ParamRef ref = tree.ResolveParameter(path, e.name);
+      const ModuleTree::ParamRef ref = resolver.ResolveParameter(path, e.name);
       if (ref.module_path != kNoPath && out[ref.param] == nullptr) out[ref.param] = &e.placements;
     }
   }
