@@ -23,7 +23,7 @@ const ParallelSpec* OrNull(const std::optional<ParallelSpec>& spec) { return spe
 class Collector {
  public:
   Collector(const ModuleTree& tree, Owners& owners, DiagnosticSink& sink)
-      : tree_(tree), doc_(tree.doc()), owners_(owners), sink_(sink), family_modules_(FamilyModules(doc_)) {}
+      : tree_(tree), doc_(tree.doc()), owners_(owners), sink_(sink) {}
 
   void ModelProviders();
   void Families();
@@ -51,25 +51,17 @@ class Collector {
   // Marks every module in the subtree of any family boundary; then, per
   // module, whether its own subtree contains such a module.
   std::vector<bool> TouchesFamilySubtree() const;
-  // Every path whose FQN matches, in named_modules order; matched in
-  // parallel over chunks of paths.
-  std::vector<PathId> MatchingPaths(const Glob& glob) const;
-
-  // The modules with a family, in document order (found in parallel: a
-  // model has millions of modules and few families).
-  static std::vector<ModuleId> FamilyModules(const Document& doc);
+  // For each pattern, every path whose FQN it matches, in named_modules
+  // order (none for a literal pattern); matched in parallel over chunks of
+  // paths.
+  std::vector<std::vector<PathId>> MatchingPaths(const std::vector<Glob>& globs) const;
 
   const ModuleTree& tree_;
   const Document& doc_;
   Owners& owners_;
   DiagnosticSink& sink_;
-  const std::vector<ModuleId> family_modules_;
   bool dropped_ = false;
 };
-
-std::vector<ModuleId> Collector::FamilyModules(const Document& doc) {
-  return ParallelFilter(0, doc.modules.size(), 16384, [&](size_t m) { return doc.modules[m].family != nullptr; });
-}
 
 bool Collector::Vacant(PathId path, const Layout& layout) {
   if (!owners_.Has(tree_.module(path))) return true;
@@ -156,7 +148,7 @@ void Collector::Families() {
   // A boundary is visited at its first path only: those are the first paths
   // of the modules with a family layout, in path order.
   std::vector<PathId> boundaries;
-  for (ModuleId m : family_modules_) {
+  for (ModuleId m : doc_.family_modules) {
     if (doc_.modules[m].family->sharding && tree_.first_path(m) != kNoPath) boundaries.push_back(tree_.first_path(m));
   }
   std::sort(boundaries.begin(), boundaries.end());
@@ -186,7 +178,7 @@ std::vector<bool> Collector::TouchesFamilySubtree() const {
   std::vector<bool> in_family(n, false);
   std::vector<ModuleId> stack;
   bool any = false;
-  for (ModuleId b : family_modules_) {
+  for (ModuleId b : doc_.family_modules) {
     if (tree_.first_path(b) == kNoPath || in_family[b]) continue;
     any = true;
     in_family[b] = true;
@@ -211,35 +203,67 @@ std::vector<bool> Collector::TouchesFamilySubtree() const {
   return touches;
 }
 
-std::vector<PathId> Collector::MatchingPaths(const Glob& glob) const {
+std::vector<std::vector<PathId>> Collector::MatchingPaths(const std::vector<Glob>& globs) const {
   // Every match starts with the pattern's literal prefix; if that holds a
   // dot, the matches lie below the module path before its last dot, a
   // contiguous range of paths.
-  PathId first = 0, stop = static_cast<PathId>(tree_.size());
-  const std::string& prefix = glob.literal_prefix();
-  if (const size_t dot = prefix.rfind('.'); dot != std::string::npos) {
-    const PathId below = tree_.Resolve(std::string_view(prefix).substr(0, dot));
-    if (below == kNoPath) return {};
-    first = below + 1;
-    stop = tree_.end(below);
+  struct Range {
+    PathId first, stop;
+  };
+  std::vector<Range> ranges;
+  ranges.reserve(globs.size());
+  PathId first = static_cast<PathId>(tree_.size()), stop = 0;  // spans every range
+  for (const Glob& glob : globs) {
+    Range range{0, static_cast<PathId>(tree_.size())};
+    const std::string& prefix = glob.literal_prefix();
+    if (glob.is_literal()) {
+      range = Range{0, 0};
+    } else if (const size_t dot = prefix.rfind('.'); dot != std::string::npos) {
+      const PathId below = tree_.Resolve(std::string_view(prefix).substr(0, dot));
+      range = below == kNoPath ? Range{0, 0} : Range{below + 1, tree_.end(below)};
+    }
+    ranges.push_back(range);
+    if (range.first < range.stop) {
+      first = std::min(first, range.first);
+      stop = std::max(stop, range.stop);
+    }
   }
+  std::vector<std::vector<PathId>> matches(globs.size());
+  if (first >= stop) return matches;
+  // Chunk by chunk, every pattern in turn: a chunk's FQNs are read from
+  // memory once, however many patterns test them.
+  constexpr PathId kChunk = 2048;
   const bool ascii = tree_.ascii();
-  return ParallelFilter(first, stop, 2048, [&](size_t p) {
-    const std::string_view fqn = tree_.fqn(static_cast<PathId>(p));
-    return ascii ? glob.MatchesAscii(fqn) : glob.Matches(fqn);
-  });
+  using Match = std::pair<uint32_t, PathId>;  // (pattern, path)
+  const std::vector<Match> found =
+      ParallelGather<Match>(0, (stop - first + kChunk - 1) / kChunk, 1, [&](size_t c, std::vector<Match>& out) {
+        const PathId begin = first + static_cast<PathId>(c) * kChunk, end = std::min(stop, begin + kChunk);
+        for (uint32_t g = 0; g < globs.size(); ++g) {
+          for (PathId p = std::max(begin, ranges[g].first); p < std::min(end, ranges[g].stop); ++p) {
+            const std::string_view fqn = tree_.fqn(p);
+            if (ascii ? globs[g].MatchesAscii(fqn) : globs[g].Matches(fqn)) out.emplace_back(g, p);
+          }
+        }
+      });
+  for (const auto& [g, p] : found) matches[g].push_back(p);  // chunk by chunk: in path order
+  return matches;
 }
 
 void Collector::NativeRequests() {
   if (doc_.native.empty()) return;
+  std::vector<Glob> globs;  // of every pattern, request by request
+  for (const NativeRequest& request : doc_.native) {
+    for (NameId pattern : request.match) globs.emplace_back(doc_.Name(pattern));
+  }
+  const std::vector<std::vector<PathId>> matches = MatchingPaths(globs);
+  size_t g = 0;
   const std::vector<bool> touches_family = TouchesFamilySubtree();
   std::vector<uint32_t> matched_by(doc_.modules.size(), 0);  // request index + 1
   for (uint32_t r = 0; r < doc_.native.size(); ++r) {
     const NativeRequest& request = doc_.native[r];
     const Outputs outputs = NormalizeOutputs(request.sharding);
-    for (size_t k = 0; k < request.match.size(); ++k) {
+    for (size_t k = 0; k < request.match.size(); ++k, ++g) {
       const std::string_view pattern = doc_.Name(request.match[k]);
-      const Glob glob(pattern);
       bool any = false;
       auto hit = [&](PathId p) {
         any = true;
@@ -255,10 +279,10 @@ void Collector::NativeRequests() {
         }
         Add(p, request.sharding, OrNull(request.parallel), OwnerKind::kNative, outputs);
       };
-      if (glob.is_literal()) {
+      if (globs[g].is_literal()) {
         if (PathId p = tree_.Resolve(pattern); p != kNoPath && tree_.fqn(p) == pattern) hit(p);
       } else {
-        for (PathId p : MatchingPaths(glob)) hit(p);
+        for (PathId p : matches[g]) hit(p);
       }
       if (!any) {
         dropped_ = true;

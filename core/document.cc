@@ -93,6 +93,7 @@ std::unique_ptr<Document> Document::Clone() const {
     c.parallel = m.parallel;
     if (m.family) c.family = std::make_unique<Family>(*m.family);
   }
+  copy->family_modules = family_modules;
   copy->root = root;
   copy->tree_paths = tree_paths;
   copy->tree_fqn_bytes = tree_fqn_bytes;

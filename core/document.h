@@ -217,6 +217,9 @@ struct Document {
   NameSet mesh_names;
   std::vector<Parameter> parameters;
   std::vector<Module> modules;
+  // The modules with a family, in id order (parsing lists them: a model
+  // has millions of modules and few families).
+  std::vector<ModuleId> family_modules;
   ModuleId root = 0;
   // The size of the module tree from the root, as parsing counted it for
   // the limits: its paths and the bytes of their FQNs with a separator each

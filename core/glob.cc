@@ -215,6 +215,13 @@ void Glob::BuildSegments() {
     }
   }
   for (const Token& t : tokens_) min_size_ += t.kind != Kind::kStar;
+  const Segment& last = segments_.back();
+  for (uint32_t i = 0; i < 8 && i < last.end - last.begin; ++i) {
+    const Token& t = tokens_[last.end - 1 - i];
+    if (t.kind != Kind::kLiteral || t.cp >= 0x80) continue;
+    tail_mask_ |= uint64_t{0xff} << (8 * (7 - i));
+    tail_value_ |= uint64_t{t.cp} << (8 * (7 - i));
+  }
   // Which ASCII characters can end a match: those the last token takes,
   // unless it is a star (or there is none).
   const bool ends_with_token = !tokens_.empty() && tokens_.back().kind != Kind::kStar;

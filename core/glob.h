@@ -7,6 +7,7 @@
 #define SHARDPLAN_CORE_GLOB_H_
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,11 +23,20 @@ class Glob {
   explicit Glob(std::string_view pattern);
 
   bool Matches(std::string_view text) const;
-  // The same, for text known to be ASCII (not checked again). Its length
-  // and last character, checked first and inline, tell most texts apart
-  // ("layers.*.experts.[0-9]" against "layers.3.experts.5.up_proj").
+  // The same, for text known to be ASCII (not checked again). Its length,
+  // its last eight characters against the pattern's literal ones there,
+  // and its last character, checked first and inline, tell most texts
+  // apart ("layers.*.experts.[0-9]" against "layers.3.experts.5.up_proj" or
+  // "layers.3.experts.15").
   bool MatchesAscii(std::string_view text) const {
     if (text.size() < min_size_) return false;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (tail_mask_ != 0 && text.size() >= 8) {
+      uint64_t tail;
+      std::memcpy(&tail, text.data() + text.size() - 8, 8);
+      if ((tail & tail_mask_) != tail_value_) return false;
+    }
+#endif
     if (!text.empty()) {
       const unsigned char c = static_cast<unsigned char>(text.back());
       if (c < 128 && (last_ascii_[c / 64] >> (c % 64) & 1) == 0) return false;
@@ -80,6 +90,10 @@ class Glob {
   std::string ascii_literals_;
   // Bit c: a match may end with ASCII character c.
   uint64_t last_ascii_[2] = {0, 0};
+  // The ASCII literals among the last eight tokens after the last star, as
+  // bytes of the little-endian word of a text's last eight characters:
+  // 0xff in the mask where a literal is, the literal in the value.
+  uint64_t tail_mask_ = 0, tail_value_ = 0;
   size_t min_size_ = 0;  // characters of a shortest match: the tokens but stars
   bool literal_ = true;
 };

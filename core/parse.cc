@@ -653,6 +653,7 @@ bool Parser::ParseModule(const Value& v, ModuleId index, Module& module) {
   if (f[kFamily]) {
     At at(*this, "family");
     module.family = std::make_unique<Family>();
+    doc_.family_modules.push_back(index);
     if (!ParseFamily(*f[kFamily], index, *module.family)) return false;
   }
   return true;

@@ -227,7 +227,11 @@ TEST(EngineTest, PlanningAParsedDocumentEqualsPlanningItsText) {
                          "overrides": {"head": {"params": {"weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}}})J"),
       Doc(kTiedSame, R"J(, "plan": {"modules": {}})J"),
       Doc(R"J({"native": [{"match": ["nor?"], "parallel": {"binding_kind": "tp", "axes": ["tp"]},
-                          "sharding": {"params": {"weight": {"tp": "R"}}, "in_src": {"x": {}}, "in_dst": {"x": {}}}}]})J")};
+                          "sharding": {"params": {"weight": {"tp": "R"}}, "in_src": {"x": {}}, "in_dst": {"x": {}}}}]})J"),
+      R"J({"schema": "shardplan.v1", "mesh": {"tp": 2}, "parameters": {"q": {"shape": [4, 4]}}, "root": "m",
+           "modules": {"m": {"children": {"attn": "a"}},
+                       "a": {"forward": ["x"], "params": {"q": "q"}, "family": {
+                         "sharding": {"params": {"q": {"tp": "S(0)"}}, "in_src": {"x": {}}, "in_dst": {"x": {}}}}}}})J"};
   for (const std::string& json : docs) {
     ParsedDocument parsed = ParseDocument(json, {});
     ASSERT_TRUE(parsed.document != nullptr) << parsed.error->message;

@@ -27,6 +27,33 @@ TEST(GlobTest, QuestionMatchesExactlyOneCharacterIncludingDot) {
   EXPECT_TRUE(Match("?", "\xc3\xa9"));  // one code point, two bytes
 }
 
+// The inline checks of ASCII text (its last eight characters against the
+// literals after the last star, then its last character) never reject a
+// match, whatever the text's length or the tokens before and within them.
+TEST(GlobTest, TailChecksAgreeWithFnmatch) {
+  EXPECT_TRUE(Match("layers.*.experts.[0-9]", "layers.3.experts.5"));
+  EXPECT_FALSE(Match("layers.*.experts.[0-9]", "layers.3.experts.15"));
+  EXPECT_FALSE(Match("layers.*.experts.[0-9]", "layers.3.experts.5.up_proj"));
+  EXPECT_TRUE(Match("layers.*.experts.[0-9][0-9]", "layers.30.experts.15"));
+  EXPECT_TRUE(Match("layers.*.mlp.gate", "layers.10.mlp.gate"));
+  EXPECT_FALSE(Match("layers.*.mlp.gate", "layers.10.mlp.gates"));
+  EXPECT_TRUE(Match("*.weight", "w.weight"));  // eight characters
+  EXPECT_TRUE(Match("*.weight", ".weight"));   // seven: not loaded as a word
+  EXPECT_FALSE(Match("*.weight", "x.weigh"));
+  EXPECT_TRUE(Match("*.weight", "layers.0.attn.weight"));
+  EXPECT_FALSE(Match("*.attention.weight", "x.attentiox.weight"));  // differs before the last eight
+  EXPECT_TRUE(Match("*proj", "proj"));
+  EXPECT_FALSE(Match("*proj", "o_prok"));
+  EXPECT_TRUE(Match("a*b?d.e", "axxbcd.e"));  // '?' among the last eight
+  EXPECT_FALSE(Match("a*b?d.e", "axxbcd.f"));
+  EXPECT_TRUE(Match("*.[!a]bcdefgh", "q.zbcdefgh"));  // a set among them
+  EXPECT_FALSE(Match("*.[!a]bcdefgh", "q.abcdefgh"));
+  EXPECT_TRUE(Match("l*", "layers.19.y"));  // nothing after the star
+  EXPECT_FALSE(Match("*x*", "layers.19.y"));
+  EXPECT_TRUE(Match("layers.1.mlp", "layers.1.mlp"));  // no star
+  EXPECT_FALSE(Match("layers.1.mlp", "layers.1.mlq"));
+}
+
 TEST(GlobTest, WholeStringAndCaseSensitive) {
   EXPECT_FALSE(Match("mlp", "layers.0.mlp"));
   EXPECT_FALSE(Match("MLP", "mlp"));

@@ -437,6 +437,22 @@ TEST(ParseTest, LayoutsAndParallelSpecsSpellTheirPointers) {
   EXPECT_EQ(doc.PointerOf(f.family->cached->parallel->origin), "/modules/f~1x/family/cached/parallel");
 }
 
+TEST(ParseTest, ModulesWithAFamilyAreListedInIdOrder) {
+  const std::string text = R"J({
+    "schema": "shardplan.v1", "mesh": {"tp": 2}, "parameters": {}, "root": "r",
+    "modules": {
+      "r": {"children": {"d": "d", "b": "b", "c": "c"}},
+      "b": {"family": {"sharding": {"params": {}}}},
+      "c": {},
+      "d": {"family": {"parallel": true}}
+    }
+  })J";
+  ParsedDocument parsed = ParseDocument(text, Limits{});
+  ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
+  EXPECT_EQ(parsed.document->family_modules, (std::vector<ModuleId>{1, 3}));
+  EXPECT_EQ(parsed.document->Clone()->family_modules, (std::vector<ModuleId>{1, 3}));
+}
+
 TEST(ParseTest, JsonPointerTokensAreEscaped) {
   EXPECT_EQ(JsonPointerToken("a/b~c"), "a~1b~0c");
   EXPECT_EQ(*Invalid(Edit("\"tp\": 4", "\"t/p\": 0")).pointer, "/mesh/t~1p");
