@@ -38,7 +38,7 @@ OwnerScan ScanOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, cons
       q = tree.end(q);
       continue;
     }
-    for (const auto& [name, p] : doc.modules[tree.module(q)].params) {
+    for (const auto& [name, p] : tree.params(q)) {
       if (stamps.expected_by[p] != stamp) {
         stamps.expected_by[p] = stamp;
         scan.expected.push_back(p);
@@ -64,7 +64,7 @@ OwnerScan ScanOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, cons
   if (omits) {
     std::vector<std::string> names;
     for (PathId q = root; q < tree.end(root); ++q) {
-      for (const auto& [name, p] : doc.modules[tree.module(q)].params) {
+      for (const auto& [name, p] : tree.params(q)) {
         if (stamps.expected_by[p] == stamp && stamps.declared_by[p] != stamp) {
           names.push_back(msg::FullName(tree.RelativeName(root, q), doc.Name(name)));
         }
@@ -169,7 +169,7 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
       Chunk& chunk = chunks[c];
       const PathId last = static_cast<PathId>(std::min(tree.size(), (c + 1) * kGrain));
       for (PathId q = static_cast<PathId>(c * kGrain); q < last; ++q) {
-        for (const auto& [name, p] : doc.modules[tree.module(q)].params) {
+        for (const auto& [name, p] : tree.params(q)) {
           if (!claims.owned[p]) continue;
           const ModuleTree::ParamPath here{q, name};
           chunk.owned.push_back(here);

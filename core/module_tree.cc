@@ -29,15 +29,25 @@ size_t CommonPrefix(std::string_view a, std::string_view b) {
 ModuleTree::ModuleTree(const Document& doc) : doc_(doc), first_path_(doc.modules.size(), kNoPath) {
   // Only modules with many children or parameters (a ModuleList of
   // layers or experts) are indexed; the others are scanned (IndexOf).
-  size_t indexed_children = 0, indexed_params = 0;
+  size_t indexed_children = 0, indexed_params = 0, children = 0, slots = 0;
   for (const Module& module : doc.modules) {
     if (module.children.size() > kScanLimit) indexed_children += module.children.size();
     if (module.params.size() > kScanLimit) indexed_params += module.params.size();
+    children += module.children.size();
+    slots += module.params.size();
   }
   child_index_.reserve(indexed_children);
   param_index_.reserve(indexed_params);
+  child_name_begin_.reserve(doc.modules.size() + 1);
+  child_names_.reserve(children);
+  slot_begin_.reserve(doc.modules.size() + 1);
+  slots_.reserve(slots);
   for (ModuleId m = 0; m < doc.modules.size(); ++m) {
     const Module& module = doc.modules[m];
+    child_name_begin_.push_back(static_cast<uint32_t>(child_names_.size()));
+    for (const auto& [name, child] : module.children) child_names_.push_back(name);
+    slot_begin_.push_back(static_cast<uint32_t>(slots_.size()));
+    slots_.insert(slots_.end(), module.params.begin(), module.params.end());
     if (module.children.size() > kScanLimit) {
       for (uint32_t i = 0; i < module.children.size(); ++i) child_index_.emplace(Key(m, module.children[i].first), i);
     }
@@ -45,6 +55,8 @@ ModuleTree::ModuleTree(const Document& doc) : doc_(doc), first_path_(doc.modules
       for (uint32_t i = 0; i < module.params.size(); ++i) param_index_.emplace(Key(m, module.params[i].first), i);
     }
   }
+  child_name_begin_.push_back(static_cast<uint32_t>(child_names_.size()));
+  slot_begin_.push_back(static_cast<uint32_t>(slots_.size()));
 
   auto add_path = [&](ModuleId m, PathId parent, NameId name) {
     PathId p = static_cast<PathId>(module_.size());
@@ -105,7 +117,10 @@ std::string ModuleTree::FullName(ParamPath param) const {
 }
 
 PathId ModuleTree::ChildNamed(PathId p, NameId name) const {
-  const uint32_t i = IndexOf(module_[p], doc_.modules[module_[p]].children, child_index_, name);
+  const ModuleId m = module_[p];
+  const uint32_t begin = child_name_begin_[m];
+  const uint32_t i = IndexOf(m, child_names_.data() + begin, child_name_begin_[m + 1] - begin,
+                             [](NameId n) { return n; }, child_index_, name);
   return i == kNone ? kNoPath : child(p, i);
 }
 
@@ -115,10 +130,11 @@ PathId ModuleTree::ChildBySegment(PathId p, std::string_view segment) const {
 }
 
 ModuleTree::ParamRef ModuleTree::ParameterOf(PathId q, NameId name) const {
-  const auto& params = doc_.modules[module_[q]].params;
-  const uint32_t i = IndexOf(module_[q], params, param_index_, name);
+  const absl::Span<const Slot> slots = params(q);
+  const uint32_t i = IndexOf(module_[q], slots.data(), static_cast<uint32_t>(slots.size()),
+                             [](const Slot& s) { return s.first; }, param_index_, name);
   if (i == kNone) return {};
-  return {q, name, params[i].second};
+  return {q, name, slots[i].second};
 }
 
 ModuleTree::ParamRef ModuleTree::ResolveParameter(PathId from, std::string_view local) const {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/types/span.h"
 #include "core/document.h"
 
 namespace shardplan {
@@ -42,6 +43,15 @@ class ModuleTree {
   }
   // The path of child number `index` (in the module's children order) of p.
   PathId child(PathId p, size_t index) const { return child_paths_[child_begin_[p] + index]; }
+
+  // The parameter slots (name, parameter) of the module at path q, in the
+  // document's order. The tree keeps them packed, module after module:
+  // the checks walk them path after path, and a Module is ten times larger.
+  using Slot = std::pair<NameId, ParamId>;
+  absl::Span<const Slot> params(PathId q) const {
+    const ModuleId m = module_[q];
+    return {slots_.data() + slot_begin_[m], slot_begin_[m + 1] - slot_begin_[m]};
+  }
 
   // The first path of `m` in named_modules, or kNoPath if unreachable.
   PathId first_path(ModuleId m) const { return first_path_[m]; }
@@ -124,13 +134,14 @@ class ModuleTree {
   // small.
   static constexpr size_t kScanLimit = 8;
   static constexpr uint32_t kNone = UINT32_MAX;
-  // The index of `name` among module m's (name, id) pairs, or kNone.
-  template <typename Pairs>
-  static uint32_t IndexOf(ModuleId m, const Pairs& pairs, const absl::flat_hash_map<uint64_t, uint32_t>& index,
-                          NameId name) {
-    if (pairs.size() <= kScanLimit) {
-      for (uint32_t i = 0; i < pairs.size(); ++i) {
-        if (pairs[i].first == name) return i;
+  // The index of `name` among module m's n items (name_of(item) their
+  // names), or kNone.
+  template <typename T, typename NameOf>
+  static uint32_t IndexOf(ModuleId m, const T* items, uint32_t n, NameOf name_of,
+                          const absl::flat_hash_map<uint64_t, uint32_t>& index, NameId name) {
+    if (n <= kScanLimit) {
+      for (uint32_t i = 0; i < n; ++i) {
+        if (name_of(items[i]) == name) return i;
       }
       return kNone;
     }
@@ -148,6 +159,13 @@ class ModuleTree {
   std::vector<uint32_t> child_begin_;
   std::vector<PathId> child_paths_;
   std::vector<PathId> first_path_;
+  // Packed copies of the modules' child names and parameter slots: those
+  // of module m start at child_name_begin_[m] and slot_begin_[m] (one more
+  // entry each, for the end of the last).
+  std::vector<uint32_t> child_name_begin_;
+  std::vector<NameId> child_names_;
+  std::vector<uint32_t> slot_begin_;
+  std::vector<Slot> slots_;
   // (module, name) -> index, for modules with more than kScanLimit.
   absl::flat_hash_map<uint64_t, uint32_t> child_index_;
   absl::flat_hash_map<uint64_t, uint32_t> param_index_;

@@ -95,14 +95,14 @@ class TemplatePlanner {
       }
     }
     for (PathId p = 0; p < tree_.size(); ++p) {
-      const Module& module = doc_.modules[tree_.module(p)];
-      for (const auto& [name, slot] : module.params) {
+      for (const auto& [name, slot] : tree_.params(p)) {
         if (!pattern.MatchesParameter(tree_.fqn(p), doc_.Name(name))) continue;
         matched = true;
         if (Skipped(p, rule, tree_.FullName({p, name}))) continue;
         // The registering module's kind picks the style's variant, as for a
         // module match.
-        const std::optional<Placement> weight = PlacementsOf(rule.style, IsEmbedding(module)).weight;
+        const std::optional<Placement> weight =
+            PlacementsOf(rule.style, IsEmbedding(doc_.modules[tree_.module(p)])).weight;
         if (!weight) continue;
         Place(EntryFor(p, t, rule), p, t, rule, name, *weight);
       }

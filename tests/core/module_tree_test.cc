@@ -97,6 +97,25 @@ TEST(ModuleTreeTest, TiedParameterIsOneIdentityUnderSeveralNames) {
   EXPECT_EQ(names, (std::vector<std::string>{"norm=n", "a.lin.weight=w", "b.lin.weight=w", "head.weight=w"}));
 }
 
+TEST(ModuleTreeTest, ParamsOfAPathAreItsModulesSlotsInOrder) {
+  const std::string text = R"J({"schema": "shardplan.v1", "mesh": {}, "parameters": {"x": {}, "y": {}},
+    "root": "r", "modules": {"e": {}, "r": {"children": {"a": "m", "b": "e", "c": "m"}, "params": {"z": "y"}},
+                              "m": {"params": {"q": "y", "p": "x"}}}})J";
+  std::unique_ptr<Document> doc = Parse(text);
+  const ModuleTree tree(*doc);
+  auto spelled = [&](PathId q) {
+    std::vector<std::string> out;
+    for (const auto& [name, p] : tree.params(q)) {
+      out.push_back(absl::StrCat(doc->Name(name), "=", doc->Name(doc->parameters[p].id)));
+    }
+    return out;
+  };
+  EXPECT_EQ(spelled(0), (std::vector<std::string>{"z=y"}));
+  EXPECT_EQ(spelled(tree.Resolve("a")), (std::vector<std::string>{"q=y", "p=x"}));
+  EXPECT_TRUE(spelled(tree.Resolve("b")).empty());
+  EXPECT_EQ(spelled(tree.Resolve("c")), (std::vector<std::string>{"q=y", "p=x"}));
+}
+
 TEST(ModuleTreeTest, KnowsWhetherEveryFqnIsAscii) {
   std::unique_ptr<Document> ascii = Parse(kShared);
   EXPECT_TRUE(ModuleTree(*ascii).ascii());
@@ -140,6 +159,9 @@ TEST(ModuleTreeTest, FindsChildrenAndParametersOfSmallAndLargeModules) {
       ASSERT_EQ(ref.module_path, 0u) << n << " " << I;
       EXPECT_EQ(doc->Name(doc->parameters[ref.param].id), "w" + I);
     }
+    ASSERT_EQ(tree.params(0).size(), static_cast<size_t>(n));
+    EXPECT_EQ(doc->Name(tree.params(0).back().first), "p" + std::to_string(n - 1));
+    EXPECT_TRUE(tree.params(tree.Resolve("c0")).empty());
     EXPECT_EQ(tree.Resolve("c" + std::to_string(n)), kNoPath);
     EXPECT_EQ(tree.Resolve("p0"), kNoPath);  // a parameter is not a child
     EXPECT_EQ(tree.ResolveParameter(0, "c0").module_path, kNoPath);
