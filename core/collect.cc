@@ -138,8 +138,7 @@ void Collector::ModelProviders() {
       d.pointer = doc_.PointerOf(provider.layout.origin);
       return;
     }
-    Add(r.path, provider.layout, OrNull(doc_.modules[tree_.module(r.path)].parallel), OwnerKind::kModel,
-        r.outputs);
+    Add(r.path, provider.layout, tree_.parallel(r.path), OwnerKind::kModel, r.outputs);
   };
   ScanThenApply<Resolved>(providers.size(), 256, resolve, add);
 }

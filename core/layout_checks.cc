@@ -21,11 +21,6 @@ Diagnostic& At(Diagnostic& d, const ModuleTree& tree, PathId path, std::string p
 
 }  // namespace
 
-bool HasCachedFamily(const Document& doc, ModuleId m) {
-  const Module& module = doc.modules[m];
-  return module.family && module.family->cached;
-}
-
 void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, DiagnosticSink& sink) {
   const Document& doc = tree.doc();
   if (layout.legacy_field != kNoName) {
@@ -43,15 +38,14 @@ void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, Diagn
     }
     if (!same) At(sink.Error("ports-mismatch", msg::PortsMismatch()), tree, path, doc.PointerOf(layout.origin) + "/in_dst");
   }
-  const Module& module = doc.modules[tree.module(path)];
-  if (layout.in_src && !module.var_keyword) {
+  if (layout.in_src && !tree.var_keyword(path)) {
     // A module's few forward names are scanned where they are, as a
     // NameSet would scan its copy of them; a set is built for many.
-    const bool many = module.forward.size() > NameSet::kSmall;
-    const NameSet forward = many ? NameSet(module.forward, [](NameId n) { return n; }) : NameSet();
+    const absl::Span<const NameId> names = tree.forward(path);
+    const bool many = names.size() > NameSet::kSmall;
+    const NameSet forward = many ? NameSet(names, [](NameId n) { return n; }) : NameSet();
     auto is_forward = [&](NameId n) {
-      return many ? forward.Contains(n)
-                  : std::find(module.forward.begin(), module.forward.end(), n) != module.forward.end();
+      return many ? forward.Contains(n) : std::find(names.begin(), names.end(), n) != names.end();
     };
     std::vector<std::string_view> unknown;
     for (const PlacementEntry& e : *layout.in_src) {
@@ -168,7 +162,7 @@ void CheckOwners(const ModuleTree& tree, const Owners& owners, DiagnosticSink& s
           // is to check for duplicate-output-name.
           CheckPorts(tree, owner.path, *owner.layout, own);
           if (!screen.Placements(*owner.layout)) CheckPlacements(tree, owner.path, *owner.layout, own);
-          if (owner.parallel && !HasCachedFamily(tree.doc(), owner.module) && !screen.ParallelAxes(*owner.parallel)) {
+          if (owner.parallel && !tree.cached_family(owner.path) && !screen.ParallelAxes(*owner.parallel)) {
             CheckParallelAxes(tree, owner.path, *owner.parallel, own);
           }
         }

@@ -57,9 +57,6 @@ class CleanLayouts {
   std::optional<SmallVector<NameId>> clean_axes_;
 };
 
-// Whether the module has an applied (cached) family layout.
-bool HasCachedFamily(const Document& doc, ModuleId m);
-
 // Section 4 step 5 for every owner, in entry order (checked in parallel,
 // reported in order).
 void CheckOwners(const ModuleTree& tree, const Owners& owners, DiagnosticSink& sink);

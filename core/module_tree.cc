@@ -29,25 +29,36 @@ size_t CommonPrefix(std::string_view a, std::string_view b) {
 ModuleTree::ModuleTree(const Document& doc) : doc_(doc), first_path_(doc.modules.size(), kNoPath) {
   // Only modules with many children or parameters (a ModuleList of
   // layers or experts) are indexed; the others are scanned (IndexOf).
-  size_t indexed_children = 0, indexed_params = 0, children = 0, slots = 0;
+  size_t indexed_children = 0, indexed_params = 0, children = 0, slots = 0, forward = 0;
   for (const Module& module : doc.modules) {
     if (module.children.size() > kScanLimit) indexed_children += module.children.size();
     if (module.params.size() > kScanLimit) indexed_params += module.params.size();
     children += module.children.size();
     slots += module.params.size();
+    forward += module.forward.size();
   }
   child_index_.reserve(indexed_children);
   param_index_.reserve(indexed_params);
-  child_name_begin_.reserve(doc.modules.size() + 1);
+  for (std::vector<uint32_t>* begin : {&child_name_begin_, &slot_begin_, &forward_begin_}) {
+    begin->reserve(doc.modules.size() + 1);
+  }
   child_names_.reserve(children);
-  slot_begin_.reserve(doc.modules.size() + 1);
   slots_.reserve(slots);
+  forward_.reserve(forward);
+  var_keyword_.resize(doc.modules.size());
+  has_parallel_.resize(doc.modules.size());
+  cached_family_.resize(doc.modules.size());
+  for (ModuleId m : doc.family_modules) cached_family_[m] = doc.modules[m].family->cached.has_value();
   for (ModuleId m = 0; m < doc.modules.size(); ++m) {
     const Module& module = doc.modules[m];
     child_name_begin_.push_back(static_cast<uint32_t>(child_names_.size()));
     for (const auto& [name, child] : module.children) child_names_.push_back(name);
     slot_begin_.push_back(static_cast<uint32_t>(slots_.size()));
     slots_.insert(slots_.end(), module.params.begin(), module.params.end());
+    forward_begin_.push_back(static_cast<uint32_t>(forward_.size()));
+    forward_.insert(forward_.end(), module.forward.begin(), module.forward.end());
+    var_keyword_[m] = module.var_keyword;
+    has_parallel_[m] = module.parallel.has_value();
     if (module.children.size() > kScanLimit) {
       for (uint32_t i = 0; i < module.children.size(); ++i) child_index_.emplace(Key(m, module.children[i].first), i);
     }
@@ -57,6 +68,7 @@ ModuleTree::ModuleTree(const Document& doc) : doc_(doc), first_path_(doc.modules
   }
   child_name_begin_.push_back(static_cast<uint32_t>(child_names_.size()));
   slot_begin_.push_back(static_cast<uint32_t>(slots_.size()));
+  forward_begin_.push_back(static_cast<uint32_t>(forward_.size()));
 
   auto add_path = [&](ModuleId m, PathId parent, NameId name) {
     PathId p = static_cast<PathId>(module_.size());
@@ -118,9 +130,9 @@ std::string ModuleTree::FullName(ParamPath param) const {
 
 PathId ModuleTree::ChildNamed(PathId p, NameId name) const {
   const ModuleId m = module_[p];
-  const uint32_t begin = child_name_begin_[m];
-  const uint32_t i = IndexOf(m, child_names_.data() + begin, child_name_begin_[m + 1] - begin,
-                             [](NameId n) { return n; }, child_index_, name);
+  const absl::Span<const NameId> names = Packed(child_names_, child_name_begin_, m);
+  const uint32_t i = IndexOf(m, names.data(), static_cast<uint32_t>(names.size()), [](NameId n) { return n; },
+                             child_index_, name);
   return i == kNone ? kNoPath : child(p, i);
 }
 

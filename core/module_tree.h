@@ -44,14 +44,23 @@ class ModuleTree {
   // The path of child number `index` (in the module's children order) of p.
   PathId child(PathId p, size_t index) const { return child_paths_[child_begin_[p] + index]; }
 
-  // The parameter slots (name, parameter) of the module at path q, in the
-  // document's order. The tree keeps them packed, module after module:
-  // the checks walk them path after path, and a Module is ten times larger.
+  // What the checks read of the module at path q, kept packed by the tree:
+  // they go owner after owner, parameter after parameter, and a Module is
+  // 144 bytes (a cache miss each), mostly of what they do not read.
+  //
+  // The parameter slots (name, parameter), in the document's order.
   using Slot = std::pair<NameId, ParamId>;
-  absl::Span<const Slot> params(PathId q) const {
+  absl::Span<const Slot> params(PathId q) const { return Packed(slots_, slot_begin_, module_[q]); }
+  // Its forward names (Module::forward) and whether it takes **kwargs.
+  absl::Span<const NameId> forward(PathId q) const { return Packed(forward_, forward_begin_, module_[q]); }
+  bool var_keyword(PathId q) const { return var_keyword_[module_[q]]; }
+  // Its parallel spec, or null.
+  const ParallelSpec* parallel(PathId q) const {
     const ModuleId m = module_[q];
-    return {slots_.data() + slot_begin_[m], slot_begin_[m + 1] - slot_begin_[m]};
+    return has_parallel_[m] ? &*doc_.modules[m].parallel : nullptr;
   }
+  // Whether it has a family with a cached layout.
+  bool cached_family(PathId q) const { return cached_family_[module_[q]]; }
 
   // The first path of `m` in named_modules, or kNoPath if unreachable.
   PathId first_path(ModuleId m) const { return first_path_[m]; }
@@ -134,6 +143,11 @@ class ModuleTree {
   // small.
   static constexpr size_t kScanLimit = 8;
   static constexpr uint32_t kNone = UINT32_MAX;
+  // Module m's items of a packed array.
+  template <typename T>
+  static absl::Span<const T> Packed(const std::vector<T>& items, const std::vector<uint32_t>& begin, ModuleId m) {
+    return {items.data() + begin[m], begin[m + 1] - begin[m]};
+  }
   // The index of `name` among module m's n items (name_of(item) their
   // names), or kNone.
   template <typename T, typename NameOf>
@@ -159,13 +173,15 @@ class ModuleTree {
   std::vector<uint32_t> child_begin_;
   std::vector<PathId> child_paths_;
   std::vector<PathId> first_path_;
-  // Packed copies of the modules' child names and parameter slots: those
-  // of module m start at child_name_begin_[m] and slot_begin_[m] (one more
-  // entry each, for the end of the last).
-  std::vector<uint32_t> child_name_begin_;
+  // Packed copies of the modules' child names, parameter slots and
+  // forward names: module m's start at child_name_begin_[m], slot_begin_[m]
+  // and forward_begin_[m] (one more entry each, for the end of the last).
+  // Each reader touches only its own arrays.
+  std::vector<uint32_t> child_name_begin_, slot_begin_, forward_begin_;
   std::vector<NameId> child_names_;
-  std::vector<uint32_t> slot_begin_;
   std::vector<Slot> slots_;
+  std::vector<NameId> forward_;
+  std::vector<bool> var_keyword_, has_parallel_, cached_family_;  // per module
   // (module, name) -> index, for modules with more than kScanLimit.
   absl::flat_hash_map<uint64_t, uint32_t> child_index_;
   absl::flat_hash_map<uint64_t, uint32_t> param_index_;

@@ -97,23 +97,45 @@ TEST(ModuleTreeTest, TiedParameterIsOneIdentityUnderSeveralNames) {
   EXPECT_EQ(names, (std::vector<std::string>{"norm=n", "a.lin.weight=w", "b.lin.weight=w", "head.weight=w"}));
 }
 
-TEST(ModuleTreeTest, ParamsOfAPathAreItsModulesSlotsInOrder) {
-  const std::string text = R"J({"schema": "shardplan.v1", "mesh": {}, "parameters": {"x": {}, "y": {}},
-    "root": "r", "modules": {"e": {}, "r": {"children": {"a": "m", "b": "e", "c": "m"}, "params": {"z": "y"}},
-                              "m": {"params": {"q": "y", "p": "x"}}}})J";
+// The tree's packed copies answer as the modules do, at every path of a
+// shared module.
+TEST(ModuleTreeTest, PackedModuleFactsMatchTheModules) {
+  const std::string text = R"J({"schema": "shardplan.v1", "mesh": {"tp": 2}, "parameters": {"x": {}, "y": {}},
+    "root": "r", "modules": {
+      "e": {"forward": ["a", "*args", "**kw"], "family": {"sharding": {"params": {}}}},
+      "r": {"children": {"a": "m", "b": "e", "c": "m", "d": "f"}, "params": {"z": "y"}},
+      "m": {"forward": ["input"], "params": {"q": "y", "p": "x"}, "parallel": {"binding_kind": "tp", "axes": ["tp"]}},
+      "f": {"family": {"sharding": {"params": {}}, "cached": {"sharding": {"params": {}}}}}}})J";
   std::unique_ptr<Document> doc = Parse(text);
   const ModuleTree tree(*doc);
-  auto spelled = [&](PathId q) {
+  auto slots = [&](PathId q) {
     std::vector<std::string> out;
     for (const auto& [name, p] : tree.params(q)) {
       out.push_back(absl::StrCat(doc->Name(name), "=", doc->Name(doc->parameters[p].id)));
     }
     return out;
   };
-  EXPECT_EQ(spelled(0), (std::vector<std::string>{"z=y"}));
-  EXPECT_EQ(spelled(tree.Resolve("a")), (std::vector<std::string>{"q=y", "p=x"}));
-  EXPECT_TRUE(spelled(tree.Resolve("b")).empty());
-  EXPECT_EQ(spelled(tree.Resolve("c")), (std::vector<std::string>{"q=y", "p=x"}));
+  auto forward = [&](PathId q) {
+    std::vector<std::string> out;
+    for (NameId name : tree.forward(q)) out.emplace_back(doc->Name(name));
+    return out;
+  };
+  const PathId a = tree.Resolve("a"), b = tree.Resolve("b"), c = tree.Resolve("c"), d = tree.Resolve("d");
+  EXPECT_EQ(slots(0), (std::vector<std::string>{"z=y"}));
+  EXPECT_EQ(slots(a), (std::vector<std::string>{"q=y", "p=x"}));
+  EXPECT_TRUE(slots(b).empty());
+  EXPECT_EQ(slots(c), slots(a));
+  EXPECT_EQ(forward(a), (std::vector<std::string>{"input"}));
+  EXPECT_EQ(forward(b), (std::vector<std::string>{"a", "args", "kw"}));
+  EXPECT_TRUE(forward(0).empty());
+  EXPECT_TRUE(tree.var_keyword(b));
+  EXPECT_FALSE(tree.var_keyword(a));
+  EXPECT_EQ(tree.parallel(a), &*doc->modules[tree.module(a)].parallel);
+  EXPECT_EQ(tree.parallel(c), tree.parallel(a));
+  EXPECT_EQ(tree.parallel(b), nullptr);
+  EXPECT_TRUE(tree.cached_family(d));
+  EXPECT_FALSE(tree.cached_family(b));  // a family, not applied
+  EXPECT_FALSE(tree.cached_family(a));
 }
 
 TEST(ModuleTreeTest, KnowsWhetherEveryFqnIsAscii) {
