@@ -111,6 +111,10 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
     if (!owner.layout->params) return;
     const std::string_view fqn = tree.fqn(owner.path);
     const PlacementMap& params = *owner.layout->params;
+    owner.declared = static_cast<uint32_t>(claims.declared.size());
+    for (const ModuleTree::ParamRef& ref : scan.resolved) {
+      claims.declared.push_back(ref.module_path == kNoPath ? kNoParam : ref.param);
+    }
     for (size_t i = 0; i < params.size(); ++i) {
       const PlacementEntry& entry = params[i];
       auto report = [&](std::string_view code, std::string (*message)(std::string_view)) {

@@ -12,6 +12,9 @@
 
 namespace shardplan {
 
+// A declared parameter that names no parameter.
+inline constexpr ParamId kNoParam = UINT32_MAX;
+
 struct Claims {
   // Per parameter id: whether it is owned, its owning placement, and where
   // its canonical (first claimant's) full name comes from.
@@ -25,6 +28,11 @@ struct Claims {
   std::vector<ModuleTree::ParamPath> owned_params;
   // [canonical, alias] pairs, in named_parameters(root) order.
   std::vector<std::pair<std::string, std::string>> aliases;
+  // The parameter each entry of an owner's layout params names (kNoParam:
+  // none, unknown-parameter), nested ones included; owner by owner, from
+  // Owner::declared on. The plan check reuses them for a plan entry that
+  // declares the same params at the same path.
+  std::vector<ParamId> declared;
 
   // The canonical full name of an owned parameter.
   std::string CanonicalName(const ModuleTree& tree, ParamId p) const;

@@ -1,6 +1,7 @@
 #include "core/collect.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <string>
 #include <utility>
@@ -76,7 +77,7 @@ void Collector::Add(PathId path, const Layout& layout, const ParallelSpec* paral
                     const Outputs& outputs) {
   if (!Vacant(path, layout)) return;
   ReportOutputs(path, layout, outputs, sink_);
-  owners_.Add(Owner{path, tree_.module(path), kind, &layout, parallel, outputs.derived, {}, {}});
+  owners_.Add(Owner{path, tree_.module(path), kind, Owner::kNotClaimed, &layout, parallel, outputs.derived, {}, {}});
 }
 
 Collector::Outputs Collector::NormalizeOutputs(const Layout& layout) const {
@@ -230,17 +231,33 @@ std::vector<std::vector<PathId>> Collector::MatchingPaths(const std::vector<Glob
   std::vector<std::vector<PathId>> matches(globs.size());
   if (first >= stop) return matches;
   // Chunk by chunk, every pattern in turn: a chunk's FQNs are read from
-  // memory once, however many patterns test them.
+  // memory once, their lengths and last characters (ASCII) into arrays
+  // that the patterns' quick tests then run over (a single pattern reads
+  // each FQN once anyway).
   constexpr PathId kChunk = 2048;
   const bool ascii = tree_.ascii();
   using Match = std::pair<uint32_t, PathId>;  // (pattern, path)
   const std::vector<Match> found =
       ParallelGather<Match>(0, (stop - first + kChunk - 1) / kChunk, 1, [&](size_t c, std::vector<Match>& out) {
         const PathId begin = first + static_cast<PathId>(c) * kChunk, end = std::min(stop, begin + kChunk);
-        for (uint32_t g = 0; g < globs.size(); ++g) {
-          for (PathId p = std::max(begin, ranges[g].first); p < std::min(end, ranges[g].stop); ++p) {
+        std::array<uint32_t, kChunk> sizes;
+        std::array<uint64_t, kChunk> tails;
+        const bool batch = ascii && globs.size() > 1;
+        if (batch) {
+          for (PathId p = begin; p < end; ++p) {
             const std::string_view fqn = tree_.fqn(p);
-            if (ascii ? globs[g].MatchesAscii(fqn) : globs[g].Matches(fqn)) out.emplace_back(g, p);
+            sizes[p - begin] = static_cast<uint32_t>(fqn.size());
+            tails[p - begin] = Glob::AsciiTail(fqn);
+          }
+        }
+        for (uint32_t g = 0; g < globs.size(); ++g) {
+          const Glob& glob = globs[g];
+          for (PathId p = std::max(begin, ranges[g].first); p < std::min(end, ranges[g].stop); ++p) {
+            const bool match = batch ? glob.MayMatchAscii(sizes[p - begin], tails[p - begin]) &&
+                                           glob.MatchAscii(tree_.fqn(p))
+                               : ascii ? glob.MatchesAscii(tree_.fqn(p))
+                                       : glob.Matches(tree_.fqn(p));
+            if (match) out.emplace_back(g, p);
           }
         }
       });

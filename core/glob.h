@@ -24,25 +24,37 @@ class Glob {
 
   bool Matches(std::string_view text) const;
   // The same, for text known to be ASCII (not checked again). Its length,
-  // its last eight characters against the pattern's literal ones there,
-  // and its last character, checked first and inline, tell most texts
-  // apart ("layers.*.experts.[0-9]" against "layers.3.experts.5.up_proj" or
-  // "layers.3.experts.15").
+  // its last eight characters against the pattern's literals there and its
+  // last character, checked first and inline (MayMatchAscii), tell most
+  // texts apart ("layers.*.experts.[0-9]" against "layers.3.experts.15" or
+  // "layers.3.experts.5.up_proj").
   bool MatchesAscii(std::string_view text) const {
-    if (text.size() < min_size_) return false;
+    return MayMatchAscii(text.size(), AsciiTail(text)) && MatchAscii(text);
+  }
+  // The last eight characters of ASCII text in one word, the last one in
+  // the top byte (fewer, zeros below them, for a shorter text).
+  static uint64_t AsciiTail(std::string_view text) {
+    uint64_t tail = 0;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (tail_mask_ != 0 && text.size() >= 8) {
-      uint64_t tail;
+    if (text.size() >= 8) {
       std::memcpy(&tail, text.data() + text.size() - 8, 8);
-      if ((tail & tail_mask_) != tail_value_) return false;
+      return tail;
     }
 #endif
-    if (!text.empty()) {
-      const unsigned char c = static_cast<unsigned char>(text.back());
-      if (c < 128 && (last_ascii_[c / 64] >> (c % 64) & 1) == 0) return false;
+    for (size_t i = 0; i < 8 && i < text.size(); ++i) {
+      tail |= uint64_t{static_cast<unsigned char>(text[text.size() - 1 - i])} << (8 * (7 - i));
     }
-    return MatchAscii(text);
+    return tail;
   }
+  // False when no ASCII text of `size` characters with that AsciiTail
+  // matches; true when MatchAscii must decide.
+  bool MayMatchAscii(size_t size, uint64_t tail) const {
+    if (size < min_size_ || (tail & tail_mask_) != tail_value_) return false;
+    const uint64_t last = tail >> 56;
+    return size == 0 || (last_ascii_[last / 64] >> (last % 64) & 1) != 0;
+  }
+  // MatchesAscii's verdict on a text MayMatchAscii let through.
+  bool MatchAscii(std::string_view text) const;
 
   // True when the pattern has no wildcard: it matches exactly one string.
   bool is_literal() const { return literal_; }
@@ -72,7 +84,6 @@ class Glob {
     uint32_t literal_end, literal_offset;
   };
 
-  bool MatchAscii(std::string_view text) const;
   void CompileSet(const std::vector<uint32_t>& pat, size_t open, size_t close);
   void BuildSegments();
   bool TokenMatches(const Token& token, uint32_t cp) const;
@@ -91,8 +102,9 @@ class Glob {
   // Bit c: a match may end with ASCII character c.
   uint64_t last_ascii_[2] = {0, 0};
   // The ASCII literals among the last eight tokens after the last star, as
-  // bytes of the little-endian word of a text's last eight characters:
-  // 0xff in the mask where a literal is, the literal in the value.
+  // bytes of an AsciiTail: 0xff in the mask where a literal is, the literal
+  // in the value. Every text MayMatchAscii tests is at least as long as
+  // those tokens.
   uint64_t tail_mask_ = 0, tail_value_ = 0;
   size_t min_size_ = 0;  // characters of a shortest match: the tokens but stars
   bool literal_ = true;

@@ -22,6 +22,10 @@ struct Owner {
   PathId path;  // the entry's FQN
   ModuleId module;
   OwnerKind kind;
+  // Where claims put the parameter each of layout->params names
+  // (Claims::declared); kNotClaimed before claims or without params.
+  static constexpr uint32_t kNotClaimed = UINT32_MAX;
+  uint32_t declared = kNotClaimed;
   const Layout* layout;
   const ParallelSpec* parallel;  // null when none
   // out_names derived by output normalization when the layout gives none.

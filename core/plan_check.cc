@@ -54,21 +54,27 @@ struct EntryCheck {
   DiagnosticSink found;  // ports, placements, family and parallel axes
 };
 
-constexpr ParamId kNoParam = UINT32_MAX;
-
 // The resolver and the clean layouts are the calling task's.
 void CheckEntry(const ModuleTree& tree, ModuleTree::Resolver& resolver, CleanLayouts& clean, const Owners& owners,
-                const FqnLayout& entry, EntryCheck& out) {
+                const Claims& claims, const FqnLayout& entry, EntryCheck& out) {
   const Document& doc = tree.doc();
   out.path = resolver.Resolve(doc.Name(entry.fqn));
   if (out.path == kNoPath) return;
-  out.params.reserve(entry.layout.params->size());
-  for (const PlacementEntry& p : *entry.layout.params) {
-    const ModuleTree::ParamRef ref = resolver.ResolveParameter(out.path, p.name);
-    out.params.push_back(ref.module_path == kNoPath ? kNoParam : ref.param);
-  }
   const Owner* owner = owners.Find(tree.module(out.path));
-  if (owner == nullptr || owner->path != out.path) return;
+  if (owner != nullptr && owner->path != out.path) owner = nullptr;
+  const PlacementMap& params = *entry.layout.params;
+  if (owner != nullptr && owner->declared != Owner::kNotClaimed && owner->layout->params.get() == &params) {
+    // The owner's own params (one stored map): claims resolved them here.
+    const ParamId* declared = claims.declared.data() + owner->declared;
+    out.params.assign(declared, declared + params.size());
+  } else {
+    out.params.reserve(params.size());
+    for (const PlacementEntry& p : params) {
+      const ModuleTree::ParamRef ref = resolver.ResolveParameter(out.path, p.name);
+      out.params.push_back(ref.module_path == kNoPath ? kNoParam : ref.param);
+    }
+  }
+  if (owner == nullptr) return;
   // A few declared parameters are scanned, many sorted first.
   constexpr size_t kScan = 16;
   SmallVector<ParamId> sorted;
@@ -116,7 +122,7 @@ void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& cl
   auto check_entries = [&](size_t begin, size_t end, EntryCheck* checks) {
     ModuleTree::Resolver resolver(tree);
     CleanLayouts clean(doc);
-    for (size_t i = begin; i < end; ++i) CheckEntry(tree, resolver, clean, owners, plan[i], checks[i - begin]);
+    for (size_t i = begin; i < end; ++i) CheckEntry(tree, resolver, clean, owners, claims, plan[i], checks[i - begin]);
   };
   auto settle = [&](size_t i, EntryCheck& check) {
     const FqnLayout& entry = plan[i];

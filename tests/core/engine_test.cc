@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 
 namespace shardplan {
@@ -125,6 +126,58 @@ TEST(EngineTest, PlanIsCheckedOnlyWhenCollectionSucceeded) {
   EXPECT_EQ(Codes(failed), (std::vector<std::string>{"omitted-parameters"}));
   Result checked = CheckDoc(Doc(kTiedSame, plan));
   EXPECT_EQ(Codes(checked), (std::vector<std::string>{"override-removed-ownership", "override-removed-coverage"}));
+}
+
+// Native owners are added request by request, pattern by pattern, each
+// pattern's hits in path order, however the patterns are matched (all in
+// one pass over the paths; ASCII FQNs through quick tests first).
+TEST(EngineTest, NativeOwnersComeInRequestPatternAndPathOrder) {
+  for (const std::string head : {"head", "h\xc3\xa9" "ad"}) {
+    const std::string json = absl::StrCat(R"J({"schema": "shardplan.v1", "mesh": {"tp": 2},
+      "parameters": {"w0": {}, "w1": {}, "w2": {}, "n": {}, "h": {}}, "root": "root",
+      "modules": {
+        "root": {"children": {"layers": "list", "norm": "nrm", ")J", head, R"J(": "h"}},
+        "list": {"children": {"0": "b0", "1": "b1", "2": "b2"}},
+        "b0": {"children": {"mlp": "m0"}}, "b1": {"children": {"mlp": "m1"}}, "b2": {"children": {"mlp": "m2"}},
+        "m0": {"forward": ["x"], "params": {"weight": "w0"}}, "m1": {"forward": ["x"], "params": {"weight": "w1"}},
+        "m2": {"forward": ["x"], "params": {"weight": "w2"}}, "nrm": {"forward": ["x"], "params": {"weight": "n"}},
+        "h": {"forward": ["x"], "params": {"weight": "h"}}},
+      "providers": {"native": [
+        {"match": ["layers.2.*", "norm"], "sharding": {"params": {"weight": {"tp": "R"}}, "in_src": {"x": {}}, "in_dst": {"x": {}}}},
+        {"match": ["h*ad", "layers.[01].mlp", "layers.9*"],
+         "sharding": {"params": {"weight": {"tp": "R"}}, "in_src": {"x": {}}, "in_dst": {"x": {}}}}]}})J");
+    Result r = CheckDoc(json);
+    ASSERT_EQ(Codes(r), std::vector<std::string>{"native-no-match"}) << head;
+    EXPECT_EQ(r.diagnostics[0].message, "native binding pattern 'layers.9*' matched no module");
+    EXPECT_EQ(*r.diagnostics[0].pointer, "/providers/native/1/match/2");
+    r = CheckDoc(absl::StrReplaceAll(json, {{R"(, "layers.9*")", ""}}));
+    ASSERT_TRUE(r.ok) << head;
+    std::vector<std::string> owners;
+    for (const auto& entry : r.owned->entries) owners.emplace_back(r.tree->fqn(entry.path));
+    EXPECT_EQ(owners, (std::vector<std::string>{"layers.2.mlp", "norm", head, "layers.0.mlp", "layers.1.mlp"}));
+  }
+}
+
+// A plan entry that repeats its owner's params takes their parameters from
+// claims; one that changes them resolves its own. Either way a shared
+// parameter given two placements is a conflict, wherever the owners are.
+TEST(EngineTest, PlanEntriesRepeatingTheirOwnersParamsAreCheckedAsTheOthers) {
+  const std::string providers = R"J({"sharding": {
+      "embed": {"params": {"weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}},
+      "norm": {"params": {"weight": {"tp": "R"}}, "in_src": {}, "in_dst": {}},
+      "head": {"params": {"weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}}}})J";
+  auto plan = [](std::string_view embed) {
+    return absl::StrCat(R"J(, "plan": {"modules": {"embed": {"params": {"weight": {"tp": ")J", embed,
+                        R"J("}}, "in_src": {}, "in_dst": {}},
+      "norm": {"params": {"weight": {"tp": "R"}}, "in_src": {}, "in_dst": {}},
+      "head": {"params": {"weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}}}})J");
+  };
+  Result r = CheckDoc(Doc(providers, plan("S(1)")));
+  ASSERT_EQ(Codes(r), std::vector<std::string>{"override-shared-conflict"});
+  EXPECT_EQ(r.diagnostics[0].message, "explicit overrides give shared parameter 'head.weight' conflicting layouts");
+  EXPECT_EQ(*r.diagnostics[0].pointer, "/plan/modules/head/params/weight");
+  r = CheckDoc(Doc(providers, plan("S(0)")));
+  EXPECT_TRUE(r.ok) << r.diagnostics[0].message;
 }
 
 TEST(EngineTest, ResultJsonIsByteStable) {

@@ -8,7 +8,9 @@
 namespace shardplan {
 namespace {
 
-Owner At(PathId path, ModuleId module) { return Owner{path, module, OwnerKind::kModel, nullptr, nullptr, {}, {}, {}}; }
+Owner At(PathId path, ModuleId module) {
+  return Owner{path, module, OwnerKind::kModel, Owner::kNotClaimed, nullptr, nullptr, {}, {}, {}};
+}
 
 // A family replacing a model provider removes its entry: the owners keep
 // insertion order without it, and Take moves them out in that order.
