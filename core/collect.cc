@@ -242,6 +242,7 @@ std::vector<std::vector<PathId>> Collector::MatchingPaths(const std::vector<Glob
         const PathId begin = first + static_cast<PathId>(c) * kChunk, end = std::min(stop, begin + kChunk);
         std::array<uint32_t, kChunk> sizes;
         std::array<uint64_t, kChunk> tails;
+        std::array<PathId, kChunk> candidates;
         const bool batch = ascii && globs.size() > 1;
         if (batch) {
           for (PathId p = begin; p < end; ++p) {
@@ -252,12 +253,22 @@ std::vector<std::vector<PathId>> Collector::MatchingPaths(const std::vector<Glob
         }
         for (uint32_t g = 0; g < globs.size(); ++g) {
           const Glob& glob = globs[g];
-          for (PathId p = std::max(begin, ranges[g].first); p < std::min(end, ranges[g].stop); ++p) {
-            const bool match = batch ? glob.MayMatchAscii(sizes[p - begin], tails[p - begin]) &&
-                                           glob.MatchAscii(tree_.fqn(p))
-                               : ascii ? glob.MatchesAscii(tree_.fqn(p))
-                                       : glob.Matches(tree_.fqn(p));
-            if (match) out.emplace_back(g, p);
+          const PathId lo = std::max(begin, ranges[g].first), hi = std::min(end, ranges[g].stop);
+          if (batch) {
+            // The quick tests first, in a tight loop over the arrays; the
+            // few candidates left are matched in full.
+            size_t n = 0;
+            for (PathId p = lo; p < hi; ++p) {
+              candidates[n] = p;
+              n += glob.MayMatchAscii(sizes[p - begin], tails[p - begin]);
+            }
+            for (size_t k = 0; k < n; ++k) {
+              if (glob.MatchAscii(tree_.fqn(candidates[k]))) out.emplace_back(g, candidates[k]);
+            }
+            continue;
+          }
+          for (PathId p = lo; p < hi; ++p) {
+            if (ascii ? glob.MatchesAscii(tree_.fqn(p)) : glob.Matches(tree_.fqn(p))) out.emplace_back(g, p);
           }
         }
       });
