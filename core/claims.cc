@@ -1,6 +1,7 @@
 #include "core/claims.h"
 
 #include <algorithm>
+#include <memory>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
@@ -19,7 +20,9 @@ struct OwnerScan {
   // Room for the few params of a typical layout (an MLP's three) inline.
   absl::InlinedVector<ModuleTree::ParamRef, 4> resolved;
   SmallVector<ParamId> expected;  // deduplicated, first-seen order
-  std::string omitted_message;    // empty when nothing is omitted
+  // omitted-parameters' message, if any (rare: behind a pointer, as the
+  // applies read these one by one, a million at a time).
+  std::unique_ptr<std::string> omitted_message;
 };
 
 // Scratch stamps over parameter ids, one set per worker thread.
@@ -27,11 +30,11 @@ struct Stamps {
   std::vector<uint32_t> expected_by, declared_by;
 };
 
-OwnerScan ScanOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, const std::vector<bool>& owner_at,
-                    const Owner& owner, uint32_t stamp, bool check_omissions, Stamps& stamps) {
+// Fills `scan` (fresh).
+void ScanOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, const std::vector<bool>& owner_at,
+               const Owner& owner, uint32_t stamp, bool check_omissions, Stamps& stamps, OwnerScan& scan) {
   const Document& doc = tree.doc();
   const PathId root = owner.path;
-  OwnerScan scan;
   // Expected: parameters named by a path not under a nested owner.
   for (PathId q = root; q < tree.end(root);) {
     if (q != root && owner_at[q]) {
@@ -58,7 +61,7 @@ OwnerScan ScanOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, cons
     }
     scan.resolved.push_back(ref);
   }
-  if (!check_omissions) return scan;
+  if (!check_omissions) return;
   const bool omits = std::any_of(scan.expected.begin(), scan.expected.end(),
                                  [&](ParamId p) { return stamps.declared_by[p] != stamp; });
   if (omits) {
@@ -70,9 +73,9 @@ OwnerScan ScanOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, cons
         }
       }
     }
-    scan.omitted_message = msg::OmittedParameters(tree.fqn(root), {names.begin(), names.end()});
+    scan.omitted_message =
+        std::make_unique<std::string>(msg::OmittedParameters(tree.fqn(root), {names.begin(), names.end()}));
   }
-  return scan;
 }
 
 }  // namespace
@@ -102,8 +105,8 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
     ModuleTree::Resolver resolver(tree);
     for (size_t e = begin; e < end; ++e) {
       if (!entries[e]->layout->params) continue;
-      scans[e - begin] =
-          ScanOwner(tree, resolver, owner_at, *entries[e], static_cast<uint32_t>(e + 1), check_omissions, local);
+      ScanOwner(tree, resolver, owner_at, *entries[e], static_cast<uint32_t>(e + 1), check_omissions, local,
+                scans[e - begin]);
     }
   };
   auto claim = [&](size_t e, OwnerScan& scan) {
@@ -145,8 +148,8 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
         owner.required.push_back(p);
       }
     }
-    if (!scan.omitted_message.empty()) {
-      Diagnostic& d = sink.Error("omitted-parameters", scan.omitted_message);
+    if (scan.omitted_message) {
+      Diagnostic& d = sink.Error("omitted-parameters", *scan.omitted_message);
       d.fqn = std::string(fqn);
       d.pointer = absl::StrCat(doc.PointerOf(owner.layout->origin), "/params");
     }

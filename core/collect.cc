@@ -77,7 +77,11 @@ void Collector::Add(PathId path, const Layout& layout, const ParallelSpec* paral
                     const Outputs& outputs) {
   if (!Vacant(path, layout)) return;
   ReportOutputs(path, layout, outputs, sink_);
-  owners_.Add(Owner{path, tree_.module(path), kind, Owner::kNotClaimed, &layout, parallel, outputs.derived, {}, {}});
+  Owner& owner = owners_.Add(path, tree_.module(path));
+  owner.kind = kind;
+  owner.layout = &layout;
+  owner.parallel = parallel;
+  owner.derived_out_names = outputs.derived;
 }
 
 Collector::Outputs Collector::NormalizeOutputs(const Layout& layout) const {

@@ -12,10 +12,13 @@ Owners::Owners(size_t module_count) : index_(module_count, kNone) {
   removed_.reserve(module_count);
 }
 
-void Owners::Add(Owner owner) {
-  index_[owner.module] = static_cast<uint32_t>(entries_.size());
-  entries_.push_back(std::move(owner));
+Owner& Owners::Add(PathId path, ModuleId module) {
+  index_[module] = static_cast<uint32_t>(entries_.size());
   removed_.push_back(false);
+  Owner& owner = entries_.emplace_back();
+  owner.path = path;
+  owner.module = module;
+  return owner;
 }
 
 void Owners::Remove(ModuleId m) {

@@ -45,7 +45,11 @@ class Owners {
 
   bool Has(ModuleId m) const { return index_[m] != kNone; }
   // Appends an entry for `owner.module`, which must not have one.
-  void Add(Owner owner);
+  void Add(Owner owner) { Add(owner.path, owner.module) = std::move(owner); }
+  // Appends an entry for module `module` at `path`, which must not have
+  // one, and returns it for the caller to fill in place (a model adds
+  // millions: each copy of an Owner counts).
+  Owner& Add(PathId path, ModuleId module);
   // Removes the entry of `m`, if any (a family replaces a model provider).
   void Remove(ModuleId m);
 

@@ -44,5 +44,22 @@ TEST(OwnersTest, TakeMovesTheLiveEntriesOutInInsertionOrder) {
   EXPECT_EQ(owners.Find(1), nullptr);
 }
 
+// An entry added in place starts out unclaimed and empty, and is the one
+// Find returns for its module.
+TEST(OwnersTest, AnEntryAddedInPlaceIsFreshAndFound) {
+  Owners owners(3);
+  Owner& entry = owners.Add(5, 2);
+  EXPECT_EQ(entry.path, 5u);
+  EXPECT_EQ(entry.module, 2u);
+  EXPECT_EQ(entry.declared, Owner::kNotClaimed);
+  EXPECT_FALSE(entry.derived_out_names.has_value());
+  EXPECT_TRUE(entry.dropped.empty() && entry.required.empty());
+  entry.kind = OwnerKind::kNative;
+  EXPECT_EQ(owners.Find(2), &entry);
+  EXPECT_EQ(owners.Find(2)->kind, OwnerKind::kNative);
+  EXPECT_TRUE(owners.Has(2));
+  EXPECT_FALSE(owners.Has(1));
+}
+
 }  // namespace
 }  // namespace shardplan
