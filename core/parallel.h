@@ -77,15 +77,6 @@ std::vector<T> ParallelGather(size_t begin, size_t end, size_t grain, Gather&& g
   return out;
 }
 
-// The indexes i in [begin, end) for which keep(i) holds, in increasing
-// order, tested in parallel (ParallelGather).
-template <typename Keep>
-std::vector<uint32_t> ParallelFilter(size_t begin, size_t end, size_t grain, Keep&& keep) {
-  return ParallelGather<uint32_t>(begin, end, grain, [&](size_t i, std::vector<uint32_t>& kept) {
-    if (keep(i)) kept.push_back(static_cast<uint32_t>(i));
-  });
-}
-
 // A two-stage pipeline: produce() returns the next item (nullptr at the
 // end) and consume(item) uses it. Each stage handles one item at a time, in
 // order, but the two overlap on different threads; at most `live` items are
@@ -117,7 +108,9 @@ void Pipeline(size_t live, Produce&& produce, Consume&& consume) {
 // in cache however large n is.
 template <typename Result, typename Scan, typename Apply>
 void ScanThenApply(size_t n, size_t block, Scan&& scan, Apply&& apply) {
-  struct Block {
+  // A cache line each: one thread fills a block while another applies
+  // the one before it.
+  struct alignas(64) Block {
     size_t begin = 0, end = 0;
     std::vector<Result> results;
   };
@@ -127,7 +120,9 @@ void ScanThenApply(size_t n, size_t block, Scan&& scan, Apply&& apply) {
     scan(b.begin, b.end, b.results.data());
   };
   auto apply_block = [&](Block& b) {
-    for (size_t i = b.begin; i < b.end; ++i) apply(i, b.results[i - b.begin]);
+    const size_t begin = b.begin, end = b.end;
+    Result* const results = b.results.data();
+    for (size_t i = begin; i < end; ++i) apply(i, results[i - begin]);
   };
 #ifdef SHARDPLAN_SERIAL
   Block b;

@@ -33,17 +33,19 @@ TEST(ParallelForTest, CoversEveryIndexOnceInChunksOfAboutTheGrain) {
   }
 }
 
-TEST(ParallelFilterTest, KeepsTheMatchingIndexesInOrderForEveryThreadCount) {
+// Each index gathers none, one or two items; they come out in index order.
+TEST(ParallelGatherTest, JoinsTheItemsOfEveryIndexInOrderForEveryThreadCount) {
+  auto gather = [](size_t i, std::vector<uint32_t>& items) {
+    if (i % 7 == 3) items.push_back(static_cast<uint32_t>(i));
+    if (i % 1000 == 0) items.insert(items.end(), {static_cast<uint32_t>(i), 0});
+  };
   for (size_t begin : {size_t{0}, size_t{5}}) {
     for (size_t end : {begin, begin + 1, begin + 100, begin + 100003}) {
       std::vector<uint32_t> want;
-      for (size_t i = begin; i < end; ++i) {
-        if (i % 7 == 3 || i % 1000 == 0) want.push_back(static_cast<uint32_t>(i));
-      }
+      for (size_t i = begin; i < end; ++i) gather(i, want);
       for (int threads : {1, 4}) {
-        const std::vector<uint32_t> got = WithThreads(threads, [&] {
-          return ParallelFilter(begin, end, 64, [](size_t i) { return i % 7 == 3 || i % 1000 == 0; });
-        });
+        const std::vector<uint32_t> got =
+            WithThreads(threads, [&] { return ParallelGather<uint32_t>(begin, end, 64, gather); });
         EXPECT_EQ(got, want) << "[" << begin << ", " << end << ") threads=" << threads;
       }
     }
