@@ -44,8 +44,6 @@ class Owners {
   explicit Owners(size_t module_count);
 
   bool Has(ModuleId m) const { return index_[m] != kNone; }
-  // Appends an entry for `owner.module`, which must not have one.
-  void Add(Owner owner) { Add(owner.path, owner.module) = std::move(owner); }
   // Appends an entry for module `module` at `path`, which must not have
   // one, and returns it for the caller to fill in place (a model adds
   // millions: each copy of an Owner counts).

@@ -8,25 +8,19 @@
 namespace shardplan {
 namespace {
 
-Owner At(PathId path, ModuleId module) {
-  return Owner{path, module, OwnerKind::kModel, Owner::kNotClaimed, nullptr, nullptr, {}, {}, {}};
-}
-
 // A family replacing a model provider removes its entry: the owners keep
 // insertion order without it, and Take moves them out in that order.
 TEST(OwnersTest, TakeMovesTheLiveEntriesOutInInsertionOrder) {
   Owners owners(4);
-  owners.Add(At(10, 0));
-  owners.Add(At(11, 1));
-  owners.Add(At(12, 2));
+  owners.Add(10, 0);
+  owners.Add(11, 1);
+  owners.Add(12, 2);
   const std::vector<const Owner*> before = std::as_const(owners).InOrder();
   ASSERT_EQ(before.size(), 3u);
   EXPECT_EQ(before[1]->path, 11u);
   owners.Remove(1);
   EXPECT_EQ(owners.size(), 2u);
-  Owner family = At(13, 1);
-  family.required = {7, 8};
-  owners.Add(std::move(family));
+  owners.Add(13, 1).required = {7, 8};
   EXPECT_EQ(owners.size(), 3u);
   std::vector<PathId> live;
   for (const Owner* o : owners.InOrder()) live.push_back(o->path);
