@@ -413,6 +413,13 @@ def render(results, profile_path, out_path):
                   f"with one thread, of which " + ", ".join(f"{phase_label(p)} {v:,.0f} ns" for p, v in parts)
                   + f" ({num(e.get('owners', 0))} owners, {num(e.get('param_paths', 0))} parameter paths).")
                 w("")
+            w("These phases go owner by owner, and at a million owners they are bound by the memory they stream "
+              "more than by their instructions: per owner, the 112-byte `Owner` (collection writes it, claims "
+              "write its `required` and `dropped`), the model provider's own layout, and the `Module` whose "
+              "parallel spec the axis checks read (what else the checks need of a module, the tree keeps packed). "
+              "Shrinking `Owner` by moving what claims and output normalization add to it into side arrays is "
+              "the next step; it is not done.")
+            w("")
         if keys & {"deepseek_cli_s", "deepseek_vs_reference"} and cg:
             tg = next(x for x in missed if x["key"] in ("deepseek_cli_s", "deepseek_vs_reference"))
             top = sorted((ph for ph in cg["phases"] if ph["pct"] is not None), key=lambda ph: -ph["pct"])
@@ -475,6 +482,10 @@ def render(results, profile_path, out_path):
                 f"`{m}`: " + ", ".join(f"{phase_label(p)} {e['phases'][p]['speedup']:.2f}x"
                                        for p in e.get("parallel_phases", []) if e["phases"][p].get("speedup"))
                 for m, e in summ["models"].items() if e.get("parallel_phases")) + ".")
+            w("Each parallel phase ends in an in-order stage on one thread (`ScanThenApply`'s applies: adding "
+              "owners, the claims on the shared owner map, settling the plan; and the native hits of "
+              "collection). The scans before them are cheap now, so those stages bound the speedup (Amdahl): "
+              "Claims, whose applies write every owner, scales least.")
             if busiest > BUSY:
                 w(f"The second CPU was not free during this run (up to {busiest:.0%} of the machine busy with "
                   "other work), which caps any 2-thread speedup; re-run with `--wait-idle` on a quiet machine "
