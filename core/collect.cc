@@ -217,6 +217,7 @@ std::vector<std::vector<PathId>> Collector::MatchingPaths(const std::vector<Glob
   std::vector<Range> ranges;
   ranges.reserve(globs.size());
   PathId first = static_cast<PathId>(tree_.size()), stop = 0;  // spans every range
+  size_t scanning = 0;  // patterns with a range
   for (const Glob& glob : globs) {
     Range range{0, static_cast<PathId>(tree_.size())};
     const std::string& prefix = glob.literal_prefix();
@@ -228,6 +229,7 @@ std::vector<std::vector<PathId>> Collector::MatchingPaths(const std::vector<Glob
     }
     ranges.push_back(range);
     if (range.first < range.stop) {
+      ++scanning;
       first = std::min(first, range.first);
       stop = std::max(stop, range.stop);
     }
@@ -247,7 +249,7 @@ std::vector<std::vector<PathId>> Collector::MatchingPaths(const std::vector<Glob
         std::array<uint32_t, kChunk> sizes;
         std::array<uint64_t, kChunk> tails;
         std::array<PathId, kChunk> candidates;
-        const bool batch = ascii && globs.size() > 1;
+        const bool batch = ascii && scanning > 1;
         if (batch) {
           for (PathId p = begin; p < end; ++p) {
             const std::string_view fqn = tree_.fqn(p);
