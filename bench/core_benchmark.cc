@@ -233,7 +233,7 @@ void BM_OwnerChecks(benchmark::State& state, ModelKind kind) {
 }
 
 // AssignParameters: claims, ties, aliases, omissions, owned names. It
-// consumes its Owners (reduces their params, fills `required`), so every
+// consumes its Owners (records what it made of their params), so every
 // iteration gets freshly collected owners; collecting them (and destroying
 // the previous ones) happens with the timer paused. Timed: the call and the
 // destruction of its Claims. Items: parameter paths.

@@ -80,6 +80,18 @@ void ScanOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, const std
 
 }  // namespace
 
+SmallVector<ParamId> Declarations::Required(const Owner& owner) const {
+  const absl::Span<const ParamId> declared = ParamsOf(owner);
+  const absl::Span<const Outcome> outcome = OutcomesOf(owner);
+  SmallVector<ParamId> required;
+  for (size_t i = 0; i < declared.size(); ++i) {
+    if (outcome[i] == Outcome::kRequired) required.push_back(declared[i]);
+  }
+  if (!std::is_sorted(required.begin(), required.end())) std::sort(required.begin(), required.end());
+  required.erase(std::unique(required.begin(), required.end()), required.end());
+  return required;
+}
+
 std::string Claims::CanonicalName(const ModuleTree& tree, ParamId p) const { return tree.FullName(canonical[p]); }
 
 Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omissions, DiagnosticSink& sink) {
@@ -109,15 +121,13 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
                 scans[e - begin]);
     }
   };
+  using Outcome = Declarations::Outcome;
   auto claim = [&](size_t e, OwnerScan& scan) {
     Owner& owner = *entries[e];
     if (!owner.layout->params) return;
     const std::string_view fqn = tree.fqn(owner.path);
     const PlacementMap& params = *owner.layout->params;
-    owner.declared = static_cast<uint32_t>(claims.declared.size());
-    for (const ModuleTree::ParamRef& ref : scan.resolved) {
-      claims.declared.push_back(ref.module_path == kNoPath ? kNoParam : ref.param);
-    }
+    owner.declared = static_cast<uint32_t>(claims.declared.params.size());
     for (size_t i = 0; i < params.size(); ++i) {
       const PlacementEntry& entry = params[i];
       auto report = [&](std::string_view code, std::string (*message)(std::string_view)) {
@@ -129,10 +139,13 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
         d.pointer = absl::StrCat(doc.PointerOf(owner.layout->origin), "/params/", JsonPointerToken(local));
       };
       const ModuleTree::ParamRef& ref = scan.resolved[i];
+      Outcome outcome = Outcome::kRequired;
       if (ref.module_path == kNoPath) {
         report("unknown-parameter", msg::UnknownParameter);
+        outcome = Outcome::kRejected;
       } else if (ref.module_path == OwnerScan::kNested) {
         report("nested-duplicate", msg::NestedDuplicate);
+        outcome = Outcome::kRejected;
       } else {
         const ParamId p = ref.param;
         if (!claims.owned[p]) {
@@ -142,11 +155,11 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
         } else if (!SamePlacements(*claims.placement[p], entry.placements)) {
           report("shared-conflict", msg::SharedConflict);
         } else {
-          owner.dropped.push_back(static_cast<uint32_t>(i));
-          continue;
+          outcome = Outcome::kDropped;
         }
-        owner.required.push_back(p);
       }
+      claims.declared.params.push_back(ref.module_path == kNoPath ? kNoParam : ref.param);
+      claims.declared.outcomes.push_back(outcome);
     }
     if (scan.omitted_message) {
       Diagnostic& d = sink.Error("omitted-parameters", *scan.omitted_message);
@@ -154,12 +167,6 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
       d.pointer = absl::StrCat(doc.PointerOf(owner.layout->origin), "/params");
     }
     for (ParamId p : scan.expected) claims.expected[p] = true;
-    if (owner.required.size() > 1) {
-      if (!std::is_sorted(owner.required.begin(), owner.required.end())) {
-        std::sort(owner.required.begin(), owner.required.end());
-      }
-      owner.required.erase(std::unique(owner.required.begin(), owner.required.end()), owner.required.end());
-    }
   };
   ScanThenApply<OwnerScan>(entries.size(), 256, scan_owners, claim);
 

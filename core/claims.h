@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "core/diagnostic.h"
 #include "core/module_tree.h"
 #include "core/owners.h"
@@ -14,6 +15,32 @@ namespace shardplan {
 
 // A declared parameter that names no parameter.
 inline constexpr ParamId kNoParam = UINT32_MAX;
+
+// What claims made of the params owners declare: per entry of each owner's
+// layout params, in order, owner by owner from Owner::declared on.
+struct Declarations {
+  enum class Outcome : uint8_t {
+    kRequired,  // one of the owner's required parameters (shared-conflict too)
+    kDropped,   // a tied parameter already claimed with the same placement
+    kRejected,  // unknown-parameter or nested-duplicate
+  };
+  // The parameter each entry names (kNoParam: none), nested ones included.
+  std::vector<ParamId> params;
+  std::vector<Outcome> outcomes;
+
+  // The entries of `owner`: none when claims did not see its params.
+  absl::Span<const ParamId> ParamsOf(const Owner& owner) const { return Of(params, owner); }
+  absl::Span<const Outcome> OutcomesOf(const Owner& owner) const { return Of(outcomes, owner); }
+  // The owner's required parameters, sorted, each once.
+  SmallVector<ParamId> Required(const Owner& owner) const;
+
+ private:
+  template <typename T>
+  static absl::Span<const T> Of(const std::vector<T>& all, const Owner& owner) {
+    if (owner.declared == Owner::kNotClaimed) return {};
+    return absl::MakeConstSpan(all).subspan(owner.declared, owner.layout->params->size());
+  }
+};
 
 struct Claims {
   // Per parameter id: whether it is owned, its owning placement, and where
@@ -28,11 +55,10 @@ struct Claims {
   std::vector<ModuleTree::ParamPath> owned_params;
   // [canonical, alias] pairs, in named_parameters(root) order.
   std::vector<std::pair<std::string, std::string>> aliases;
-  // The parameter each entry of an owner's layout params names (kNoParam:
-  // none, unknown-parameter), nested ones included; owner by owner, from
-  // Owner::declared on. The plan check reuses them for a plan entry that
-  // declares the same params at the same path.
-  std::vector<ParamId> declared;
+  // What claims made of each owner's params. The plan check reuses the
+  // parameters for a plan entry that declares the same params at the same
+  // path.
+  Declarations declared;
 
   // The canonical full name of an owned parameter.
   std::string CanonicalName(const ModuleTree& tree, ParamId p) const;
@@ -42,8 +68,8 @@ struct Claims {
 // (unknown-parameter); - is not under a nested owner (nested-duplicate); - a
 // parameter claimed twice has one placement (shared-conflict; an equal
 // placement drops the later declaration, the first claimant stays canonical);
-// - every expected parameter is declared (omitted-parameters). Fills each
-// owner's `required` and reduces its params. Owners whose params are missing
+// - every expected parameter is declared (omitted-parameters). Records what it
+// made of each declared parameter (Claims::declared, Owner::declared). Owners whose params are missing
 // (ports-missing) claim nothing. `check_omissions` is false when collection
 // did not add an owner the document asks for: which parameters a parent must
 // declare depends on its nested owners, so omissions would be cascades.

@@ -17,8 +17,6 @@
 namespace shardplan {
 namespace {
 
-bool NonEmpty(const MapRef& map) { return map && !map->empty(); }
-
 const ParallelSpec* OrNull(const std::optional<ParallelSpec>& spec) { return spec ? &*spec : nullptr; }
 
 class Collector {
@@ -32,20 +30,17 @@ class Collector {
   bool dropped() const { return dropped_; }
 
  private:
-  // Output normalization of a layout, the same wherever it applies: the
-  // derived out_names when the layout gives none, else the output ports its
-  // out_names lack (sorted, unique: unknown-output).
-  struct Outputs {
-    std::optional<SmallVector<NameId>> derived;
-    std::vector<std::string_view> unknown;
-  };
-  Outputs NormalizeOutputs(const Layout& layout) const;
+  // The output ports a layout's out_names lack (sorted, unique:
+  // unknown-output); none when it has no out_names (normalization derives
+  // them: NormalizedOutNames).
+  std::vector<std::string_view> UnknownOutputs(const Layout& layout) const;
   // unknown-output for the owner at `path`, if its outputs lack names.
-  void ReportOutputs(PathId path, const Layout& layout, const Outputs& outputs, DiagnosticSink& sink) const;
+  void ReportOutputs(PathId path, const Layout& layout, const std::vector<std::string_view>& unknown) const;
   // add(fqn, layout, parallel) of the reference, for a resolved path.
   // `layout` and `parallel` (null when none) live in the document;
-  // `outputs` are the layout's.
-  void Add(PathId path, const Layout& layout, const ParallelSpec* parallel, OwnerKind kind, const Outputs& outputs);
+  // `unknown` are the layout's unknown outputs.
+  void Add(PathId path, const Layout& layout, const ParallelSpec* parallel, OwnerKind kind,
+           const std::vector<std::string_view>& unknown);
   // False, after reporting multiple-owners, when the path's module has an
   // owner already.
   bool Vacant(PathId path, const Layout& layout);
@@ -74,64 +69,52 @@ bool Collector::Vacant(PathId path, const Layout& layout) {
 }
 
 void Collector::Add(PathId path, const Layout& layout, const ParallelSpec* parallel, OwnerKind kind,
-                    const Outputs& outputs) {
+                    const std::vector<std::string_view>& unknown) {
   if (!Vacant(path, layout)) return;
-  ReportOutputs(path, layout, outputs, sink_);
+  ReportOutputs(path, layout, unknown);
   Owner& owner = owners_.Add(path, tree_.module(path));
   owner.kind = kind;
   owner.layout = &layout;
   owner.parallel = parallel;
-  owner.derived_out_names = outputs.derived;
 }
 
-Collector::Outputs Collector::NormalizeOutputs(const Layout& layout) const {
-  Outputs out;
-  if (!layout.out_names && (NonEmpty(layout.out_src) || NonEmpty(layout.out_dst))) {
-    SmallVector<NameId>& names = out.derived.emplace();
-    NameSet seen;
-    for (const auto* map : {&layout.out_src, &layout.out_dst}) {
-      if (!*map) continue;
-      for (const PlacementEntry& e : **map) {
-        if (seen.Insert(e.name)) names.push_back(e.name);
-      }
-    }
-    return out;  // every output port is named
-  }
-  if (!layout.out_names) return out;
+std::vector<std::string_view> Collector::UnknownOutputs(const Layout& layout) const {
+  std::vector<std::string_view> unknown;
+  if (!layout.out_names) return unknown;
   const NameSet named(*layout.out_names, [](NameId n) { return n; });
   for (const auto* map : {&layout.out_src, &layout.out_dst}) {
     if (!*map) continue;
     for (const PlacementEntry& e : **map) {
-      if (!named.Contains(e.name)) out.unknown.push_back(doc_.Name(e.name));
+      if (!named.Contains(e.name)) unknown.push_back(doc_.Name(e.name));
     }
   }
-  std::sort(out.unknown.begin(), out.unknown.end());
-  out.unknown.erase(std::unique(out.unknown.begin(), out.unknown.end()), out.unknown.end());
-  return out;
+  std::sort(unknown.begin(), unknown.end());
+  unknown.erase(std::unique(unknown.begin(), unknown.end()), unknown.end());
+  return unknown;
 }
 
-void Collector::ReportOutputs(PathId path, const Layout& layout, const Outputs& outputs, DiagnosticSink& sink) const {
-  if (outputs.unknown.empty()) return;
-  Diagnostic& d = sink.Error("unknown-output", msg::UnknownOutput(outputs.unknown));
+void Collector::ReportOutputs(PathId path, const Layout& layout, const std::vector<std::string_view>& unknown) const {
+  if (unknown.empty()) return;
+  Diagnostic& d = sink_.Error("unknown-output", msg::UnknownOutput(unknown));
   d.fqn = std::string(tree_.fqn(path));
   d.pointer = absl::StrCat(doc_.PointerOf(layout.origin), "/out_names");
 }
 
-// Resolving each provider's FQN and normalizing its outputs depend on the
+// Resolving each provider's FQN and checking its outputs depend on the
 // provider alone and run in parallel; adding the owners, which may collide,
 // runs in document order.
 void Collector::ModelProviders() {
   const std::vector<FqnLayout>& providers = doc_.model_providers;
   struct Resolved {
     PathId path = kNoPath;
-    Outputs outputs;
+    std::vector<std::string_view> unknown_outputs;
   };
   auto resolve = [&](size_t begin, size_t end, Resolved* resolved) {
     ModuleTree::Resolver resolver(tree_);
     for (size_t i = begin; i < end; ++i) {
       Resolved& r = resolved[i - begin];
       r.path = resolver.Resolve(doc_.Name(providers[i].fqn));
-      if (r.path != kNoPath) r.outputs = NormalizeOutputs(providers[i].layout);
+      if (r.path != kNoPath) r.unknown_outputs = UnknownOutputs(providers[i].layout);
     }
   };
   auto add = [&](size_t i, Resolved& r) {
@@ -143,7 +126,7 @@ void Collector::ModelProviders() {
       d.pointer = doc_.PointerOf(provider.layout.origin);
       return;
     }
-    Add(r.path, provider.layout, tree_.parallel(r.path), OwnerKind::kModel, r.outputs);
+    Add(r.path, provider.layout, tree_.parallel(r.path), OwnerKind::kModel, r.unknown_outputs);
   };
   ScanThenApply<Resolved>(providers.size(), 256, resolve, add);
 }
@@ -173,7 +156,7 @@ void Collector::Families() {
       parallel = OrNull(module.parallel);
     }
     owners_.Remove(m);
-    Add(p, *layout, parallel, OwnerKind::kFamily, NormalizeOutputs(*layout));
+    Add(p, *layout, parallel, OwnerKind::kFamily, UnknownOutputs(*layout));
   }
 }
 
@@ -294,7 +277,7 @@ void Collector::NativeRequests() {
   std::vector<uint32_t> matched_by(doc_.modules.size(), 0);  // request index + 1
   for (uint32_t r = 0; r < doc_.native.size(); ++r) {
     const NativeRequest& request = doc_.native[r];
-    const Outputs outputs = NormalizeOutputs(request.sharding);
+    const std::vector<std::string_view> unknown_outputs = UnknownOutputs(request.sharding);
     for (size_t k = 0; k < request.match.size(); ++k, ++g) {
       const std::string_view pattern = doc_.Name(request.match[k]);
       bool any = false;
@@ -310,7 +293,7 @@ void Collector::NativeRequests() {
           d.pointer = request.pointer;
           return;
         }
-        Add(p, request.sharding, OrNull(request.parallel), OwnerKind::kNative, outputs);
+        Add(p, request.sharding, OrNull(request.parallel), OwnerKind::kNative, unknown_outputs);
       };
       if (globs[g].is_literal()) {
         if (PathId p = tree_.Resolve(pattern); p != kNoPath && tree_.fqn(p) == pattern) hit(p);

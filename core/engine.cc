@@ -36,6 +36,7 @@ void CheckOwnership(const ModuleTree& tree, Ownership& o, DiagnosticSink& sink) 
 void FillOwned(Ownership& o, Result& result) {
   Owned& owned = result.owned.emplace();
   owned.entries = o.owners.Take();
+  owned.declared = std::move(o.claims.declared);
   owned.owned_params = std::move(o.claims.owned_params);
   for (ParamId p = 0; p < o.claims.expected.size(); ++p) {
     if (o.claims.expected[p]) owned.expected.push_back(p);
@@ -75,7 +76,7 @@ Result PlanDocument(std::unique_ptr<Document> parsed) {
   CheckOwnership(*tree, o, sink);
   if (!sink.has_errors()) {
     const std::vector<Owner*> entries = o.owners.InOrder();
-    BuiltPlan plan = BuildPlan(doc, *tree, {entries.begin(), entries.end()}, sink);
+    BuiltPlan plan = BuildPlan(doc, *tree, {entries.begin(), entries.end()}, o.claims.declared, sink);
     // A template conflict keeps the first placement: the rest of the plan is
     // still checked, so every problem is reported at once. As for a
     // document's plan, the plan checks need an owner (spec section 6).

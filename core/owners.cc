@@ -2,9 +2,24 @@
 
 #include <algorithm>
 
+#include "core/name_set.h"
 #include "core/parallel.h"
 
 namespace shardplan {
+
+std::optional<SmallVector<NameId>> NormalizedOutNames(const Layout& layout) {
+  if (layout.out_names) return layout.out_names;
+  std::optional<SmallVector<NameId>> names;
+  NameSet seen;
+  for (const auto* map : {&layout.out_src, &layout.out_dst}) {
+    if (!*map || (*map)->empty()) continue;
+    if (!names) names.emplace();
+    for (const PlacementEntry& e : **map) {
+      if (seen.Insert(e.name)) names->push_back(e.name);
+    }
+  }
+  return names;
+}
 
 Owners::Owners(size_t module_count) : index_(module_count, kNone) {
   entries_.reserve(module_count);

@@ -16,25 +16,25 @@ namespace shardplan {
 enum class OwnerKind : uint8_t { kModel, kFamily, kNative };
 
 // An owner refers to its layout and parallel spec in the document (native
-// requests share theirs among all their owners) and records only what
-// collection and claims change about them.
+// requests share theirs among all their owners) and to what claims made of
+// its layout's params (Claims::declared): 32 bytes, read by every check at
+// up to a million owners.
 struct Owner {
   PathId path;  // the entry's FQN
   ModuleId module;
-  OwnerKind kind;
-  // Where claims put the parameter each of layout->params names
-  // (Claims::declared); kNotClaimed before claims or without params.
+  // Where claims put what they made of each of layout->params
+  // (Declarations); kNotClaimed before claims or without params.
   static constexpr uint32_t kNotClaimed = UINT32_MAX;
   uint32_t declared = kNotClaimed;
+  OwnerKind kind;
   const Layout* layout;
   const ParallelSpec* parallel;  // null when none
-  // out_names derived by output normalization when the layout gives none.
-  std::optional<SmallVector<NameId>> derived_out_names;
-  // Indexes into layout->params dropped by claims (a tied parameter already
-  // claimed with the same placement), increasing.
-  SmallVector<uint32_t> dropped;
-  SmallVector<ParamId> required;  // filled by claims, sorted
 };
+
+// The out_names of a layout after output normalization: its own, else the
+// names of its out_src then out_dst ports, each once, in order (nullopt when
+// it has neither out_names nor output ports).
+std::optional<SmallVector<NameId>> NormalizedOutNames(const Layout& layout);
 
 class Owners {
  public:

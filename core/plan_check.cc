@@ -63,10 +63,13 @@ void CheckEntry(const ModuleTree& tree, ModuleTree::Resolver& resolver, CleanLay
   const Owner* owner = owners.Find(tree.module(out.path));
   if (owner != nullptr && owner->path != out.path) owner = nullptr;
   const PlacementMap& params = *entry.layout.params;
-  if (owner != nullptr && owner->declared != Owner::kNotClaimed && owner->layout->params.get() == &params) {
-    // The owner's own params (one stored map): claims resolved them here.
-    const ParamId* declared = claims.declared.data() + owner->declared;
-    out.params.assign(declared, declared + params.size());
+  // The owner's own params (one stored map): claims resolved them here, and
+  // they hold every parameter the owner requires.
+  const bool owners_params = owner != nullptr && owner->declared != Owner::kNotClaimed &&
+                             owner->layout->params.get() == &params;
+  if (owners_params) {
+    const absl::Span<const ParamId> declared = claims.declared.ParamsOf(*owner);
+    out.params.assign(declared.begin(), declared.end());
   } else {
     out.params.reserve(params.size());
     for (const PlacementEntry& p : params) {
@@ -75,17 +78,20 @@ void CheckEntry(const ModuleTree& tree, ModuleTree::Resolver& resolver, CleanLay
     }
   }
   if (owner == nullptr) return;
-  // A few declared parameters are scanned, many sorted first.
-  constexpr size_t kScan = 16;
-  SmallVector<ParamId> sorted;
-  if (out.params.size() > kScan) {
-    sorted = out.params;
-    std::sort(sorted.begin(), sorted.end());
+  if (!owners_params) {
+    // A few declared parameters are scanned, many sorted first.
+    constexpr size_t kScan = 16;
+    SmallVector<ParamId> sorted;
+    if (out.params.size() > kScan) {
+      sorted = out.params;
+      std::sort(sorted.begin(), sorted.end());
+    }
+    const SmallVector<ParamId> required = claims.declared.Required(*owner);
+    out.removed_ownership = !std::all_of(required.begin(), required.end(), [&](ParamId p) {
+      return out.params.size() > kScan ? std::binary_search(sorted.begin(), sorted.end(), p)
+                                       : std::find(out.params.begin(), out.params.end(), p) != out.params.end();
+    });
   }
-  out.removed_ownership = !std::all_of(owner->required.begin(), owner->required.end(), [&](ParamId p) {
-    return out.params.size() > kScan ? std::binary_search(sorted.begin(), sorted.end(), p)
-                                     : std::find(out.params.begin(), out.params.end(), p) != out.params.end();
-  });
   CheckPorts(tree, out.path, entry.layout, out.found);
   if (!clean.Placements(entry.layout)) CheckPlacements(tree, out.path, entry.layout, out.found);
   const Module& module = doc.modules[tree.module(out.path)];

@@ -26,21 +26,17 @@ std::string_view KindName(OwnerKind kind) {
   return "owned";
 }
 
-Layout Reduced(const Owner& owner, MapStore& maps) {
+Layout Reduced(const Owner& owner, const Declarations& declared, MapStore& maps) {
   Layout layout = *owner.layout;
-  if (layout.params && !owner.dropped.empty()) {
+  const absl::Span<const Declarations::Outcome> outcomes = declared.OutcomesOf(owner);
+  if (std::find(outcomes.begin(), outcomes.end(), Declarations::Outcome::kDropped) != outcomes.end()) {
     PlacementMap kept;
-    size_t next = 0;
-    for (size_t i = 0; i < layout.params->size(); ++i) {
-      if (next < owner.dropped.size() && owner.dropped[next] == i) {
-        ++next;
-        continue;
-      }
-      kept.push_back((*layout.params)[i]);
+    for (size_t i = 0; i < outcomes.size(); ++i) {
+      if (outcomes[i] != Declarations::Outcome::kDropped) kept.push_back((*layout.params)[i]);
     }
     layout.params = maps.Intern(std::move(kept));
   }
-  if (!layout.out_names && owner.derived_out_names) layout.out_names = owner.derived_out_names;
+  if (!layout.out_names) layout.out_names = NormalizedOutNames(layout);
   return layout;
 }
 
@@ -232,10 +228,10 @@ class TemplatePlanner {
 }  // namespace
 
 BuiltPlan BuildPlan(Document& doc, const ModuleTree& tree, const std::vector<const Owner*>& owners,
-                    DiagnosticSink& sink) {
+                    const Declarations& declared, DiagnosticSink& sink) {
   BuiltPlan plan;
   for (const Owner* o : owners) {
-    plan.entries.push_back({doc.names.Intern(tree.fqn(o->path)), Reduced(*o, *doc.maps)});
+    plan.entries.push_back({doc.names.Intern(tree.fqn(o->path)), Reduced(*o, declared, *doc.maps)});
     plan.provenance.push_back({std::string(KindName(o->kind))});
   }
   TemplatePlanner templates(doc, tree, sink);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/claims.h"
 #include "core/diagnostic.h"
 #include "core/document.h"
 #include "core/module_tree.h"
@@ -28,8 +29,8 @@ struct BuiltPlan {
   std::vector<PackedParam> packed;
 };
 
-// Owners (entry order) enter with their reduced layouts (claims' dropped
-// parameters removed, derived out_names filled in), provenance
+// Owners (entry order) enter with their reduced layouts (the parameters
+// claims dropped removed, normalized out_names), provenance
 // "owned:model|family|native". Each template rule, in document order,
 // contributes to each matched module path (named_modules order) and then
 // each matched parameter path (named_parameters order) outside every
@@ -41,7 +42,7 @@ struct BuiltPlan {
 // port names it creates into `doc`, which the tree and owners refer to
 // (interning never moves existing names).
 BuiltPlan BuildPlan(Document& doc, const ModuleTree& tree, const std::vector<const Owner*>& owners,
-                    DiagnosticSink& sink);
+                    const Declarations& declared, DiagnosticSink& sink);
 
 // The info diagnostic unplanned-parameters when some parameter identity is
 // declared by no plan entry (it stays replicated): the count and the first

@@ -80,24 +80,21 @@ void WriteLayout(Writer& w, const Document& doc, const Layout& layout) {
 }
 
 // An owner's layout as the result prints it: less the params claims dropped,
-// with derived out_names when it gives none.
-void WriteOwnedLayout(Writer& w, const Document& doc, const Owner& entry) {
+// with normalized out_names.
+void WriteOwnedLayout(Writer& w, const Document& doc, const Owner& entry, const Declarations& declared) {
   const Layout& layout = *entry.layout;
+  const absl::Span<const Declarations::Outcome> outcomes = declared.OutcomesOf(entry);
   WriteLayoutWith(
       w, doc, layout,
       [&](const PlacementMap& params) {
         w.StartObject();
-        size_t next_dropped = 0;
         for (size_t i = 0; i < params.size(); ++i) {
-          if (next_dropped < entry.dropped.size() && entry.dropped[next_dropped] == i) {
-            ++next_dropped;
-            continue;
-          }
+          if (i < outcomes.size() && outcomes[i] == Declarations::Outcome::kDropped) continue;
           WritePlacementEntry(w, doc, params[i]);
         }
         w.EndObject();
       },
-      layout.out_names ? layout.out_names : entry.derived_out_names);
+      NormalizedOutNames(layout));
 }
 
 void WriteMemory(Writer& w, const std::optional<MemoryReport>& memory) {
@@ -221,7 +218,7 @@ std::string ResultToJson(const Result& result) {
     w.StartObject();
     for (const Owner& e : owned.entries) {
       Key(w, tree.fqn(e.path));
-      WriteOwnedLayout(w, doc, e);
+      WriteOwnedLayout(w, doc, e, owned.declared);
     }
     w.EndObject();
     Key(w, "parallel");
@@ -249,7 +246,7 @@ std::string ResultToJson(const Result& result) {
     w.StartObject();
     for (const Owner& e : owned.entries) {
       Key(w, tree.fqn(e.path));
-      WriteParamIds(w, doc, e.required);
+      WriteParamIds(w, doc, owned.declared.Required(e));
     }
     w.EndObject();
     Key(w, "aliases");

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/claims.h"
 #include "core/communication.h"
 #include "core/diagnostic.h"
 #include "core/memory.h"
@@ -20,9 +21,10 @@ namespace shardplan {
 struct Owned {
   // The owners as collected, in entry order (their FQNs: the result's tree
   // at their paths). An owner's layout as the result prints it is the
-  // document's layout less its `dropped` params, with its derived out_names
-  // if any.
+  // document's layout less the params claims dropped, with normalized
+  // out_names.
   std::vector<Owner> entries;
+  Declarations declared;  // what claims made of the owners' params
   // Every owned parameter name, in named_parameters(root) order (see
   // OwnedNames for the sorted spellings).
   std::vector<ModuleTree::ParamPath> owned_params;

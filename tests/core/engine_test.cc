@@ -56,9 +56,35 @@ TEST(EngineTest, TiedParameterWithEqualPlacementBecomesAnAlias) {
   // The later claimant's declaration is dropped; the first stays canonical.
   ASSERT_EQ(owned.entries.size(), 2u);
   EXPECT_EQ(r.tree->fqn(owned.entries[1].path), "head");
-  EXPECT_EQ(owned.entries[1].dropped, (SmallVector<uint32_t>{0}));
-  EXPECT_TRUE(owned.entries[1].required.empty());
-  EXPECT_EQ(owned.entries[0].required.size(), 1u);
+  using Outcome = Declarations::Outcome;
+  EXPECT_EQ(std::vector<Outcome>(owned.declared.OutcomesOf(owned.entries[1]).begin(),
+                                 owned.declared.OutcomesOf(owned.entries[1]).end()),
+            std::vector<Outcome>{Outcome::kDropped});
+  EXPECT_TRUE(owned.declared.Required(owned.entries[1]).empty());
+  EXPECT_EQ(owned.declared.Required(owned.entries[0]).size(), 1u);
+}
+
+// One owner naming a tied parameter twice: the second name is dropped, and
+// the owner's required parameters come out sorted by id, each once.
+TEST(EngineTest, AnOwnersDeclarationsRecordWhatClaimsMadeOfEach) {
+  Result r = CheckDoc(Doc(R"J({"sharding": {"": {"params": {"norm.weight": {"tp": "R"},
+      "embed.weight": {"tp": "S(0)"}, "head.weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}}}})J"));
+  ASSERT_TRUE(r.ok) << r.diagnostics[0].message;
+  const Owned& owned = *r.owned;
+  ASSERT_EQ(owned.entries.size(), 1u);
+  const Owner& root = owned.entries[0];
+  using Outcome = Declarations::Outcome;
+  const absl::Span<const ParamId> params = owned.declared.ParamsOf(root);
+  const absl::Span<const Outcome> outcomes = owned.declared.OutcomesOf(root);
+  EXPECT_EQ(std::vector<ParamId>(params.begin(), params.end()), (std::vector<ParamId>{1, 0, 0}));
+  EXPECT_EQ(std::vector<Outcome>(outcomes.begin(), outcomes.end()),
+            (std::vector<Outcome>{Outcome::kRequired, Outcome::kRequired, Outcome::kDropped}));
+  EXPECT_EQ(owned.declared.Required(root), (SmallVector<ParamId>{0, 1}));
+  const std::string json = ResultToJson(r);
+  EXPECT_NE(json.find(R"J("specs":{"":{"params":{"norm.weight":{"tp":"R"},"embed.weight":{"tp":"S(0)"}},)J"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find(R"J("required":{"":["e","n"]})J"), std::string::npos) << json;
 }
 
 TEST(EngineTest, TiedParameterWithConflictingPlacementIsSharedConflict) {

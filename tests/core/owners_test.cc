@@ -20,7 +20,7 @@ TEST(OwnersTest, TakeMovesTheLiveEntriesOutInInsertionOrder) {
   EXPECT_EQ(before[1]->path, 11u);
   owners.Remove(1);
   EXPECT_EQ(owners.size(), 2u);
-  owners.Add(13, 1).required = {7, 8};
+  owners.Add(13, 1).declared = 7;
   EXPECT_EQ(owners.size(), 3u);
   std::vector<PathId> live;
   for (const Owner* o : owners.InOrder()) live.push_back(o->path);
@@ -31,7 +31,7 @@ TEST(OwnersTest, TakeMovesTheLiveEntriesOutInInsertionOrder) {
   EXPECT_EQ(taken[0].path, 10u);
   EXPECT_EQ(taken[1].path, 12u);
   EXPECT_EQ(taken[2].path, 13u);
-  EXPECT_EQ(taken[2].required, (SmallVector<ParamId>{7, 8}));
+  EXPECT_EQ(taken[2].declared, 7u);
   EXPECT_TRUE(owners.InOrder().empty());
   EXPECT_EQ(owners.size(), 0u);
   EXPECT_FALSE(owners.Has(0));
@@ -46,13 +46,34 @@ TEST(OwnersTest, AnEntryAddedInPlaceIsFreshAndFound) {
   EXPECT_EQ(entry.path, 5u);
   EXPECT_EQ(entry.module, 2u);
   EXPECT_EQ(entry.declared, Owner::kNotClaimed);
-  EXPECT_FALSE(entry.derived_out_names.has_value());
-  EXPECT_TRUE(entry.dropped.empty() && entry.required.empty());
   entry.kind = OwnerKind::kNative;
   EXPECT_EQ(owners.Find(2), &entry);
   EXPECT_EQ(owners.Find(2)->kind, OwnerKind::kNative);
   EXPECT_TRUE(owners.Has(2));
   EXPECT_FALSE(owners.Has(1));
+}
+
+// Output normalization: a layout's own out_names win; without them, its
+// output ports are named in out_src then out_dst order, each once; without
+// output ports there are none.
+TEST(OwnersTest, NormalizedOutNamesDeriveTheOutputPortsInOrder) {
+  MapStore maps;
+  auto ports = [&](std::vector<NameId> names) {
+    PlacementMap map;
+    for (NameId n : names) map.push_back(PlacementEntry{n, {}});
+    return maps.Intern(std::move(map));
+  };
+  Layout layout;
+  EXPECT_FALSE(NormalizedOutNames(layout).has_value());
+  layout.out_src = ports({});
+  EXPECT_FALSE(NormalizedOutNames(layout).has_value());
+  layout.out_src = ports({7, 3});
+  layout.out_dst = ports({3, 9});
+  EXPECT_EQ(NormalizedOutNames(layout), (SmallVector<NameId>{7, 3, 9}));
+  layout.out_src = MapRef();
+  EXPECT_EQ(NormalizedOutNames(layout), (SmallVector<NameId>{3, 9}));
+  layout.out_names = SmallVector<NameId>{4};
+  EXPECT_EQ(NormalizedOutNames(layout), (SmallVector<NameId>{4}));
 }
 
 }  // namespace

@@ -82,9 +82,9 @@ Planned Plan(std::string_view extra) {
   Owners owners(out.doc->modules.size());
   DiagnosticSink sink;
   CollectOwners(*out.tree, owners, sink);
-  AssignParameters(*out.tree, owners, /*check_omissions=*/true, sink);
+  const Claims claims = AssignParameters(*out.tree, owners, /*check_omissions=*/true, sink);
   const std::vector<Owner*> entries = owners.InOrder();
-  out.plan = BuildPlan(*out.doc, *out.tree, {entries.begin(), entries.end()}, sink);
+  out.plan = BuildPlan(*out.doc, *out.tree, {entries.begin(), entries.end()}, claims.declared, sink);
   ReportUnplanned(*out.tree, out.plan.entries, sink);
   out.diagnostics = sink.Take();
   return out;
