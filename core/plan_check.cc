@@ -94,16 +94,13 @@ void CheckEntry(const ModuleTree& tree, ModuleTree::Resolver& resolver, CleanLay
   }
   CheckPorts(tree, out.path, entry.layout, out.found);
   if (!clean.Placements(entry.layout)) CheckPlacements(tree, out.path, entry.layout, out.found);
-  const Module& module = doc.modules[tree.module(out.path)];
-  if (module.family && module.family->cached) {
-    if (!SameAsCached(entry.layout, module.family->cached->sharding)) {
-      const std::string_view fqn = doc.Name(entry.fqn);
-      Diagnostic& d = out.found.Error("family-layout-changed", msg::FamilyLayoutChanged(fqn));
-      d.fqn = std::string(fqn);
-      d.pointer = doc.PointerOf(entry.layout.origin);
-    }
-  } else if (owner->parallel && !clean.ParallelAxes(*owner->parallel)) {
-    CheckParallelAxes(tree, out.path, *owner->parallel, out.found);
+  // Otherwise the owner's parallel axes: CheckOwners found them clean.
+  if (tree.cached_family(out.path) &&
+      !SameAsCached(entry.layout, doc.modules[tree.module(out.path)].family->cached->sharding)) {
+    const std::string_view fqn = doc.Name(entry.fqn);
+    Diagnostic& d = out.found.Error("family-layout-changed", msg::FamilyLayoutChanged(fqn));
+    d.fqn = std::string(fqn);
+    d.pointer = doc.PointerOf(entry.layout.origin);
   }
 }
 

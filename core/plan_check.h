@@ -17,9 +17,11 @@ namespace shardplan {
 // (override-shared-conflict); and for an owned FQN: - every required
 // parameter is still declared (override-removed-ownership); - the ports and
 // placements checks of collection; - an applied family layout is unchanged
-// (family-layout-changed), else the parallel axes are mesh axes. Finally:
-// every expected parameter is covered by some entry
-// (override-removed-coverage).
+// (family-layout-changed). Finally: every expected parameter is covered by
+// some entry (override-removed-coverage). Runs, as section 6 says, only
+// after the ownership checks found no error: the owners' parallel axes,
+// which section 6 checks again, are then known to be mesh axes
+// (CheckOwners).
 void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& claims,
                   const std::vector<FqnLayout>& plan, DiagnosticSink& sink);
 
