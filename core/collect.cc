@@ -19,6 +19,8 @@ namespace {
 
 const ParallelSpec* OrNull(const std::optional<ParallelSpec>& spec) { return spec ? &*spec : nullptr; }
 
+NameId BindingKind(const ParallelSpec* spec) { return spec ? spec->binding_kind : kNoName; }
+
 class Collector {
  public:
   Collector(const ModuleTree& tree, Owners& owners, DiagnosticSink& sink)
@@ -38,8 +40,9 @@ class Collector {
   void ReportOutputs(PathId path, const Layout& layout, const std::vector<std::string_view>& unknown) const;
   // add(fqn, layout, parallel) of the reference, for a resolved path.
   // `layout` and `parallel` (null when none) live in the document;
-  // `unknown` are the layout's unknown outputs.
-  void Add(PathId path, const Layout& layout, const ParallelSpec* parallel, OwnerKind kind,
+  // `binding_kind` is BindingKind(parallel), `unknown` the layout's unknown
+  // outputs.
+  void Add(PathId path, const Layout& layout, const ParallelSpec* parallel, NameId binding_kind, OwnerKind kind,
            const std::vector<std::string_view>& unknown);
   // False, after reporting multiple-owners, when the path's module has an
   // owner already.
@@ -68,14 +71,15 @@ bool Collector::Vacant(PathId path, const Layout& layout) {
   return false;
 }
 
-void Collector::Add(PathId path, const Layout& layout, const ParallelSpec* parallel, OwnerKind kind,
-                    const std::vector<std::string_view>& unknown) {
+void Collector::Add(PathId path, const Layout& layout, const ParallelSpec* parallel, NameId binding_kind,
+                    OwnerKind kind, const std::vector<std::string_view>& unknown) {
   if (!Vacant(path, layout)) return;
   ReportOutputs(path, layout, unknown);
   Owner& owner = owners_.Add(path, tree_.module(path));
   owner.kind = kind;
   owner.layout = &layout;
   owner.parallel = parallel;
+  owner.binding_kind = binding_kind;
 }
 
 std::vector<std::string_view> Collector::UnknownOutputs(const Layout& layout) const {
@@ -100,13 +104,14 @@ void Collector::ReportOutputs(PathId path, const Layout& layout, const std::vect
   d.pointer = absl::StrCat(doc_.PointerOf(layout.origin), "/out_names");
 }
 
-// Resolving each provider's FQN and checking its outputs depend on the
-// provider alone and run in parallel; adding the owners, which may collide,
+// Resolving each provider's FQN and checking its outputs depend on the provider alone and run in parallel; adding the owners, which may collide,
 // runs in document order.
 void Collector::ModelProviders() {
   const std::vector<FqnLayout>& providers = doc_.model_providers;
   struct Resolved {
     PathId path = kNoPath;
+    const ParallelSpec* parallel = nullptr;
+    NameId binding_kind = kNoName;
     std::vector<std::string_view> unknown_outputs;
   };
   auto resolve = [&](size_t begin, size_t end, Resolved* resolved) {
@@ -114,7 +119,10 @@ void Collector::ModelProviders() {
     for (size_t i = begin; i < end; ++i) {
       Resolved& r = resolved[i - begin];
       r.path = resolver.Resolve(doc_.Name(providers[i].fqn));
-      if (r.path != kNoPath) r.unknown_outputs = UnknownOutputs(providers[i].layout);
+      if (r.path == kNoPath) continue;
+      r.parallel = tree_.parallel(r.path);
+      r.binding_kind = tree_.binding_kind(r.path);
+      r.unknown_outputs = UnknownOutputs(providers[i].layout);
     }
   };
   auto add = [&](size_t i, Resolved& r) {
@@ -126,7 +134,7 @@ void Collector::ModelProviders() {
       d.pointer = doc_.PointerOf(provider.layout.origin);
       return;
     }
-    Add(r.path, provider.layout, tree_.parallel(r.path), OwnerKind::kModel, r.unknown_outputs);
+    Add(r.path, provider.layout, r.parallel, r.binding_kind, OwnerKind::kModel, r.unknown_outputs);
   };
   ScanThenApply<Resolved>(providers.size(), 256, resolve, add);
 }
@@ -156,7 +164,7 @@ void Collector::Families() {
       parallel = OrNull(module.parallel);
     }
     owners_.Remove(m);
-    Add(p, *layout, parallel, OwnerKind::kFamily, UnknownOutputs(*layout));
+    Add(p, *layout, parallel, BindingKind(parallel), OwnerKind::kFamily, UnknownOutputs(*layout));
   }
 }
 
@@ -278,6 +286,8 @@ void Collector::NativeRequests() {
   for (uint32_t r = 0; r < doc_.native.size(); ++r) {
     const NativeRequest& request = doc_.native[r];
     const std::vector<std::string_view> unknown_outputs = UnknownOutputs(request.sharding);
+    const ParallelSpec* parallel = OrNull(request.parallel);
+    const NameId binding_kind = BindingKind(parallel);
     for (size_t k = 0; k < request.match.size(); ++k, ++g) {
       const std::string_view pattern = doc_.Name(request.match[k]);
       bool any = false;
@@ -293,7 +303,7 @@ void Collector::NativeRequests() {
           d.pointer = request.pointer;
           return;
         }
-        Add(p, request.sharding, OrNull(request.parallel), OwnerKind::kNative, unknown_outputs);
+        Add(p, request.sharding, parallel, binding_kind, OwnerKind::kNative, unknown_outputs);
       };
       if (globs[g].is_literal()) {
         if (PathId p = tree_.Resolve(pattern); p != kNoPath && tree_.fqn(p) == pattern) hit(p);
@@ -326,7 +336,7 @@ void CheckNesting(const ModuleTree& tree, const Owners& owners, DiagnosticSink& 
   const std::vector<const Owner*> entries = owners.InOrder();
   // Entry index (in order) of the active owner at each path.
   std::vector<uint32_t> active_at(tree.size(), UINT32_MAX);
-  auto active = [&](const Owner* o) { return o->parallel && o->parallel->binding_kind != none; };
+  auto active = [&](const Owner* o) { return o->binding_kind != kNoName && o->binding_kind != none; };
   // Owners have distinct paths: each index is written once.
   ParallelFor(entries.size(), 4096, [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
@@ -340,12 +350,12 @@ void CheckNesting(const ModuleTree& tree, const Owners& owners, DiagnosticSink& 
       ParallelGather<Overlap>(0, entries.size(), 4096, [&](size_t e, std::vector<Overlap>& found) {
         const Owner* inner = entries[e];
         if (!active(inner)) return;
-        const NameId kind = inner->parallel->binding_kind;
+        const NameId kind = inner->binding_kind;
         const size_t from = found.size();
         for (PathId a = tree.parent(inner->path); a != kNoPath; a = tree.parent(a)) {
           const uint32_t i = active_at[a];
           if (i == UINT32_MAX) continue;
-          const NameId pkind = entries[i]->parallel->binding_kind;
+          const NameId pkind = entries[i]->binding_kind;
           if (kind == pkind || kind == mesh || pkind == mesh) found.emplace_back(static_cast<uint32_t>(e), i);
         }
         if (found.size() - from > 1) std::sort(found.begin() + from, found.end());

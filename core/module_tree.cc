@@ -46,7 +46,7 @@ ModuleTree::ModuleTree(const Document& doc) : doc_(doc), first_path_(doc.modules
   slots_.reserve(slots);
   forward_.reserve(forward);
   var_keyword_.resize(doc.modules.size());
-  has_parallel_.resize(doc.modules.size());
+  binding_kind_.resize(doc.modules.size());
   cached_family_.resize(doc.modules.size());
   for (ModuleId m : doc.family_modules) cached_family_[m] = doc.modules[m].family->cached.has_value();
   for (ModuleId m = 0; m < doc.modules.size(); ++m) {
@@ -58,7 +58,7 @@ ModuleTree::ModuleTree(const Document& doc) : doc_(doc), first_path_(doc.modules
     forward_begin_.push_back(static_cast<uint32_t>(forward_.size()));
     forward_.insert(forward_.end(), module.forward.begin(), module.forward.end());
     var_keyword_[m] = module.var_keyword;
-    has_parallel_[m] = module.parallel.has_value();
+    binding_kind_[m] = module.parallel ? module.parallel->binding_kind : kNoName;
     if (module.children.size() > kScanLimit) {
       for (uint32_t i = 0; i < module.children.size(); ++i) child_index_.emplace(Key(m, module.children[i].first), i);
     }

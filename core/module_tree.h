@@ -54,11 +54,13 @@ class ModuleTree {
   // Its forward names (Module::forward) and whether it takes **kwargs.
   absl::Span<const NameId> forward(PathId q) const { return Packed(forward_, forward_begin_, module_[q]); }
   bool var_keyword(PathId q) const { return var_keyword_[module_[q]]; }
-  // Its parallel spec, or null.
+  // Its parallel spec, or null, and the spec's binding_kind (kNoName when
+  // none), read without reading the Module.
   const ParallelSpec* parallel(PathId q) const {
     const ModuleId m = module_[q];
-    return has_parallel_[m] ? &*doc_.modules[m].parallel : nullptr;
+    return binding_kind_[m] != kNoName ? &*doc_.modules[m].parallel : nullptr;
   }
+  NameId binding_kind(PathId q) const { return binding_kind_[module_[q]]; }
   // Whether it has a family with a cached layout.
   bool cached_family(PathId q) const { return cached_family_[module_[q]]; }
 
@@ -181,7 +183,8 @@ class ModuleTree {
   std::vector<NameId> child_names_;
   std::vector<Slot> slots_;
   std::vector<NameId> forward_;
-  std::vector<bool> var_keyword_, has_parallel_, cached_family_;  // per module
+  std::vector<bool> var_keyword_, cached_family_;  // per module
+  std::vector<NameId> binding_kind_;                // per module
   // (module, name) -> index, for modules with more than kScanLimit.
   absl::flat_hash_map<uint64_t, uint32_t> child_index_;
   absl::flat_hash_map<uint64_t, uint32_t> param_index_;

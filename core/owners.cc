@@ -32,7 +32,6 @@ Owner& Owners::Add(PathId path, ModuleId module) {
   removed_.push_back(false);
   Owner& owner = entries_.emplace_back();
   owner.path = path;
-  owner.module = module;
   return owner;
 }
 

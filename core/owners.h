@@ -20,8 +20,10 @@ enum class OwnerKind : uint8_t { kModel, kFamily, kNative };
 // its layout's params (Claims::declared): 32 bytes, read by every check at
 // up to a million owners.
 struct Owner {
-  PathId path;  // the entry's FQN
-  ModuleId module;
+  PathId path;  // the entry's FQN (its module: ModuleTree::module(path))
+  // parallel->binding_kind (kNoName without a parallel spec), which the
+  // nesting check reads for every owner, copied.
+  NameId binding_kind = kNoName;
   // Where claims put what they made of each of layout->params
   // (Declarations); kNotClaimed before claims or without params.
   static constexpr uint32_t kNotClaimed = UINT32_MAX;

@@ -133,6 +133,8 @@ TEST(ModuleTreeTest, PackedModuleFactsMatchTheModules) {
   EXPECT_EQ(tree.parallel(a), &*doc->modules[tree.module(a)].parallel);
   EXPECT_EQ(tree.parallel(c), tree.parallel(a));
   EXPECT_EQ(tree.parallel(b), nullptr);
+  EXPECT_EQ(doc->Name(tree.binding_kind(c)), "tp");
+  EXPECT_EQ(tree.binding_kind(b), kNoName);
   EXPECT_TRUE(tree.cached_family(d));
   EXPECT_FALSE(tree.cached_family(b));  // a family, not applied
   EXPECT_FALSE(tree.cached_family(a));

@@ -44,7 +44,7 @@ TEST(OwnersTest, AnEntryAddedInPlaceIsFreshAndFound) {
   Owners owners(3);
   Owner& entry = owners.Add(5, 2);
   EXPECT_EQ(entry.path, 5u);
-  EXPECT_EQ(entry.module, 2u);
+  EXPECT_EQ(entry.binding_kind, kNoName);
   EXPECT_EQ(entry.declared, Owner::kNotClaimed);
   entry.kind = OwnerKind::kNative;
   EXPECT_EQ(owners.Find(2), &entry);
