@@ -162,8 +162,11 @@ void CheckOwners(const ModuleTree& tree, const Owners& owners, DiagnosticSink& s
           // is to check for duplicate-output-name.
           CheckPorts(tree, owner.path, *owner.layout, own);
           if (!screen.Placements(*owner.layout)) CheckPlacements(tree, owner.path, *owner.layout, own);
-          if (owner.parallel && !tree.cached_family(owner.path) && !screen.ParallelAxes(*owner.parallel)) {
-            CheckParallelAxes(tree, owner.path, *owner.parallel, own);
+          if (owner.parallel && !tree.cached_family(owner.path)) {
+            // A model provider's spec is its module's: the tree knows it.
+            const bool on_mesh = owner.parallel == tree.parallel(owner.path) ? tree.parallel_on_mesh(owner.path)
+                                                                             : screen.ParallelAxes(*owner.parallel);
+            if (!on_mesh) CheckParallelAxes(tree, owner.path, *owner.parallel, own);
           }
         }
       },

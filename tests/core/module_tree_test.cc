@@ -102,7 +102,8 @@ TEST(ModuleTreeTest, TiedParameterIsOneIdentityUnderSeveralNames) {
 TEST(ModuleTreeTest, PackedModuleFactsMatchTheModules) {
   const std::string text = R"J({"schema": "shardplan.v1", "mesh": {"tp": 2}, "parameters": {"x": {}, "y": {}},
     "root": "r", "modules": {
-      "e": {"forward": ["a", "*args", "**kw"], "family": {"sharding": {"params": {}}}},
+      "e": {"forward": ["a", "*args", "**kw"], "family": {"sharding": {"params": {}}},
+            "parallel": {"binding_kind": "tp", "axes": ["tp", "dp"]}},
       "r": {"children": {"a": "m", "b": "e", "c": "m", "d": "f"}, "params": {"z": "y"}},
       "m": {"forward": ["input"], "params": {"q": "y", "p": "x"}, "parallel": {"binding_kind": "tp", "axes": ["tp"]}},
       "f": {"family": {"sharding": {"params": {}}, "cached": {"sharding": {"params": {}}}}}}})J";
@@ -132,9 +133,12 @@ TEST(ModuleTreeTest, PackedModuleFactsMatchTheModules) {
   EXPECT_FALSE(tree.var_keyword(a));
   EXPECT_EQ(tree.parallel(a), &*doc->modules[tree.module(a)].parallel);
   EXPECT_EQ(tree.parallel(c), tree.parallel(a));
-  EXPECT_EQ(tree.parallel(b), nullptr);
+  EXPECT_EQ(tree.parallel(d), nullptr);
   EXPECT_EQ(doc->Name(tree.binding_kind(c)), "tp");
-  EXPECT_EQ(tree.binding_kind(b), kNoName);
+  EXPECT_EQ(tree.binding_kind(d), kNoName);
+  EXPECT_TRUE(tree.parallel_on_mesh(a));
+  EXPECT_FALSE(tree.parallel_on_mesh(b));  // "dp" is not a mesh axis
+  EXPECT_TRUE(tree.parallel_on_mesh(d));   // no spec
   EXPECT_TRUE(tree.cached_family(d));
   EXPECT_FALSE(tree.cached_family(b));  // a family, not applied
   EXPECT_FALSE(tree.cached_family(a));
