@@ -14,6 +14,9 @@ namespace {
 
 // What the per-owner phase learns about one owner, independently of others.
 struct OwnerScan {
+  // The owner's layout params (null: none, it claims nothing), for the
+  // apply to read without reading the layout again.
+  const PlacementMap* params = nullptr;
   // Per entry of the layout's params, in order: the parameter slot it names
   // (module_path kNoPath: unknown-parameter; kNested: nested-duplicate).
   static constexpr PathId kNested = kNoPath - 1;
@@ -50,6 +53,7 @@ void ScanOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, const std
     ++q;
   }
   const PlacementMap& params = *owner.layout->params;
+  scan.params = &params;
   scan.resolved.reserve(params.size());
   for (const PlacementEntry& entry : params) {
     ModuleTree::ParamRef ref = resolver.ResolveParameter(root, entry.name);
@@ -123,15 +127,14 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
   };
   using Outcome = Declarations::Outcome;
   auto claim = [&](size_t e, OwnerScan& scan) {
+    if (scan.params == nullptr) return;
     Owner& owner = *entries[e];
-    if (!owner.layout->params) return;
-    const std::string_view fqn = tree.fqn(owner.path);
-    const PlacementMap& params = *owner.layout->params;
+    const PlacementMap& params = *scan.params;
     owner.declared = static_cast<uint32_t>(claims.declared.params.size());
     for (size_t i = 0; i < params.size(); ++i) {
       const PlacementEntry& entry = params[i];
       auto report = [&](std::string_view code, std::string (*message)(std::string_view)) {
-        const std::string_view local = doc.Name(entry.name);
+        const std::string_view fqn = tree.fqn(owner.path), local = doc.Name(entry.name);
         const std::string full = msg::FullName(fqn, local);
         Diagnostic& d = sink.Error(code, message(full));
         d.fqn = std::string(fqn);
@@ -163,7 +166,7 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
     }
     if (scan.omitted_message) {
       Diagnostic& d = sink.Error("omitted-parameters", *scan.omitted_message);
-      d.fqn = std::string(fqn);
+      d.fqn = std::string(tree.fqn(owner.path));
       d.pointer = absl::StrCat(doc.PointerOf(owner.layout->origin), "/params");
     }
     for (ParamId p : scan.expected) claims.expected[p] = true;
