@@ -413,12 +413,15 @@ def render(results, profile_path, out_path):
                   f"with one thread, of which " + ", ".join(f"{phase_label(p)} {v:,.0f} ns" for p, v in parts)
                   + f" ({num(e.get('owners', 0))} owners, {num(e.get('param_paths', 0))} parameter paths).")
                 w("")
-            w("These phases go owner by owner, and at a million owners they are bound by the memory they stream "
-              "more than by their instructions: per owner, the 112-byte `Owner` (collection writes it, claims "
-              "write its `required` and `dropped`), the model provider's own layout, and the `Module` whose "
-              "parallel spec the axis checks read (what else the checks need of a module, the tree keeps packed). "
-              "Shrinking `Owner` by moving what claims and output normalization add to it into side arrays is "
-              "the next step; it is not done.")
+            w("These phases go owner by owner, and at a million owners they are bound by the latency of the "
+              "memory they read more than by their instructions: per owner, the model provider's own layout, "
+              "its FQN (resolved segment by segment), the parameter arrays claims write, and for native requests "
+              "a glob match over every path. What each check needs of a module the tree keeps packed, an owner "
+              "is 32 bytes (what claims make of its params sits in side arrays), and no phase reads the 144-byte "
+              "`Module` of an owner any more, except the plan check for an applied family. What is left is "
+              "one or two cache misses per owner and phase; the next step would be to stop re-resolving what "
+              "an earlier phase resolved (the plan check resolves each entry's FQN again), which this run does "
+              "not do.")
             w("")
         if keys & {"deepseek_cli_s", "deepseek_vs_reference"} and cg:
             tg = next(x for x in missed if x["key"] in ("deepseek_cli_s", "deepseek_vs_reference"))
@@ -432,6 +435,18 @@ def render(results, profile_path, out_path):
               + ". The most expensive functions by self cost are "
               + ", ".join(f"`{r['name']}` ({r['pct']:.1f}%)" for r in cg["top_self"][:5]) + ".")
             w("")
+            ds = by_id.get("deepseek")
+            if ds and ds.get("samples"):
+                runs = {n: ds["samples"][n] for n in ("1", "2") if ds["samples"].get(n)}
+                w("**Run to run, on this machine**, the same binary on the same document took (wall time, system "
+                  "time): " + "; ".join(
+                      f"{n} thread{'s' if n != '1' else ''}: " + ", ".join(
+                          f"{x['wall_s'] * 1000:.0f} ms ({x['sys_s']:.2f} s)" for x in v) for n, v in runs.items())
+                  + ". The slow runs are the ones with system time: the process's user time stays about the "
+                  "same, but the kernel takes much longer to give it memory (page faults). On this virtual "
+                  "machine such runs come in bursts (for example right after a run that used and freed much "
+                  "memory), so the median of five runs depends on when they ran.")
+                w("")
             quote_profile("callgrind-deepseek")
         if keys & {"million_cli_s", "decade_ratio"} and pf:
             g1 = by_id.get("generic-1000000")
