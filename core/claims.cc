@@ -174,35 +174,30 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
   ScanThenApply<OwnerScan>(entries.size(), 256, scan_owners, claim);
 
   // named_parameters(root): owned names and aliases, per chunk of paths in
-  // parallel, concatenated in order. Names are spelled out only for aliases.
-  struct Chunk {
-    std::vector<ModuleTree::ParamPath> owned;
-    std::vector<std::pair<std::string, std::string>> aliases;
-  };
+  // parallel, joined in order. Names are spelled out only for aliases.
   constexpr size_t kGrain = 4096;
-  std::vector<Chunk> chunks((tree.size() + kGrain - 1) / kGrain);
-  ParallelFor(chunks.size(), 1, [&](size_t begin, size_t end) {
+  const size_t chunk_count = (tree.size() + kGrain - 1) / kGrain;
+  std::vector<std::vector<ModuleTree::ParamPath>> owned(chunk_count);
+  std::vector<std::vector<std::pair<std::string, std::string>>> aliases(chunk_count);
+  ParallelFor(chunk_count, 1, [&](size_t begin, size_t end) {
     for (size_t c = begin; c < end; ++c) {
-      Chunk& chunk = chunks[c];
       const PathId last = static_cast<PathId>(std::min(tree.size(), (c + 1) * kGrain));
       for (PathId q = static_cast<PathId>(c * kGrain); q < last; ++q) {
         for (const auto& [name, p] : tree.params(q)) {
           if (!claims.owned[p]) continue;
           const ModuleTree::ParamPath here{q, name};
-          chunk.owned.push_back(here);
+          owned[c].push_back(here);
           // Distinct slots have distinct full names.
           const ModuleTree::ParamPath& canonical = claims.canonical[p];
           if (canonical.module != q || canonical.name != name) {
-            chunk.aliases.emplace_back(tree.FullName(canonical), tree.FullName(here));
+            aliases[c].emplace_back(tree.FullName(canonical), tree.FullName(here));
           }
         }
       }
     }
   });
-  for (Chunk& chunk : chunks) {
-    claims.owned_params.insert(claims.owned_params.end(), chunk.owned.begin(), chunk.owned.end());
-    std::move(chunk.aliases.begin(), chunk.aliases.end(), std::back_inserter(claims.aliases));
-  }
+  claims.owned_params = JoinChunks(owned);
+  for (auto& chunk : aliases) std::move(chunk.begin(), chunk.end(), std::back_inserter(claims.aliases));
   return claims;
 }
 

@@ -59,6 +59,23 @@ inline void TouchPages(void* data, size_t bytes) {
 #endif
 }
 
+// The chunks' items in chunk order, in one vector, copied in parallel into
+// room reserved once: joining a million items on one thread, the vector
+// growing as it went, took longer than finding them.
+template <typename T>
+std::vector<T> JoinChunks(const std::vector<std::vector<T>>& chunks) {
+  std::vector<size_t> offsets(chunks.size() + 1, 0);
+  for (size_t c = 0; c < chunks.size(); ++c) offsets[c + 1] = offsets[c] + chunks[c].size();
+  std::vector<T> out;
+  out.reserve(offsets.back());
+  TouchPages(out.data(), offsets.back() * sizeof(T));
+  out.resize(offsets.back());
+  ParallelFor(chunks.size(), 1, [&](size_t first, size_t stop) {
+    for (size_t c = first; c < stop; ++c) std::copy(chunks[c].begin(), chunks[c].end(), out.begin() + offsets[c]);
+  });
+  return out;
+}
+
 // Calls gather(i, items) for every i in [begin, end), where gather appends
 // what it finds for i to `items`: in parallel over chunks of `grain`
 // indexes, each chunk into its own vector. Returns the items of every
@@ -72,9 +89,7 @@ std::vector<T> ParallelGather(size_t begin, size_t end, size_t grain, Gather&& g
       for (size_t i = begin + c * grain; i < last; ++i) gather(i, chunks[c]);
     }
   });
-  std::vector<T> out;
-  for (const std::vector<T>& chunk : chunks) out.insert(out.end(), chunk.begin(), chunk.end());
-  return out;
+  return JoinChunks(chunks);
 }
 
 // A two-stage pipeline: produce() returns the next item (nullptr at the

@@ -52,6 +52,24 @@ TEST(ParallelGatherTest, JoinsTheItemsOfEveryIndexInOrderForEveryThreadCount) {
   }
 }
 
+// Chunks of any size, empty ones and none included, are joined in order,
+// into exactly their items, a large join (many pages) as well.
+TEST(JoinChunksTest, JoinsEveryChunkInOrderForEveryThreadCount) {
+  for (size_t count : {size_t{0}, size_t{1}, size_t{3}, size_t{300}}) {
+    std::vector<std::vector<uint64_t>> chunks(count);
+    std::vector<uint64_t> want;
+    for (size_t c = 0; c < count; ++c) {
+      const size_t n = c % 3 == 1 ? 0 : c * 37 % 1000;
+      for (size_t k = 0; k < n; ++k) chunks[c].push_back(c << 32 | k);
+      want.insert(want.end(), chunks[c].begin(), chunks[c].end());
+    }
+    for (int threads : {1, 4}) {
+      EXPECT_EQ(WithThreads(threads, [&] { return JoinChunks(chunks); }), want)
+          << count << " chunks, threads=" << threads;
+    }
+  }
+}
+
 // With several threads, the first byte of every page of the range is
 // written (zero) and nothing else; with one, nothing is.
 TEST(TouchPagesTest, WritesOneByteOfEveryPageOnlyWithSeveralThreads) {
