@@ -69,10 +69,11 @@ struct Claims {
 // parameter claimed twice has one placement (shared-conflict; an equal
 // placement drops the later declaration, the first claimant stays canonical);
 // - every expected parameter is declared (omitted-parameters). Records what it
-// made of each declared parameter (Claims::declared, Owner::declared). Owners whose params are missing
-// (ports-missing) claim nothing. `check_omissions` is false when collection
-// did not add an owner the document asks for: which parameters a parent must
-// declare depends on its nested owners, so omissions would be cascades.
+// made of each declared parameter (Claims::declared, Owner::declared).
+// Owners whose params are missing (ports-missing) claim nothing.
+// `check_omissions` is false when collection did not add an owner the
+// document asks for: which parameters a parent must declare depends on its
+// nested owners, so omissions would be cascades.
 //
 // Linear in the number of parameter paths. Name resolution, expected sets
 // and omissions are per owner and run in parallel; only the claims on the

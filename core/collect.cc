@@ -104,7 +104,8 @@ void Collector::ReportOutputs(PathId path, const Layout& layout, const std::vect
   d.pointer = absl::StrCat(doc_.PointerOf(layout.origin), "/out_names");
 }
 
-// Resolving each provider's FQN and checking its outputs depend on the provider alone and run in parallel; adding the owners, which may collide,
+// Resolving each provider's FQN and checking its outputs depend on the
+// provider alone and run in parallel; adding the owners, which may collide,
 // runs in document order.
 void Collector::ModelProviders() {
   const std::vector<FqnLayout>& providers = doc_.model_providers;

@@ -94,7 +94,8 @@ void CheckEntry(const ModuleTree& tree, ModuleTree::Resolver& resolver, CleanLay
   }
   CheckPorts(tree, out.path, entry.layout, out.found);
   if (!clean.Placements(entry.layout)) CheckPlacements(tree, out.path, entry.layout, out.found);
-  // Otherwise the owner's parallel axes: CheckOwners found them clean.
+  // An applied family's layout must be unchanged. Otherwise section 6 checks
+  // the owner's parallel axes, which CheckOwners found clean (ValidatePlan).
   if (tree.cached_family(out.path) &&
       !SameAsCached(entry.layout, doc.modules[tree.module(out.path)].family->cached->sharding)) {
     const std::string_view fqn = doc.Name(entry.fqn);
