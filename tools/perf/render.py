@@ -497,10 +497,20 @@ def render(results, profile_path, out_path):
                 f"`{m}`: " + ", ".join(f"{phase_label(p)} {e['phases'][p]['speedup']:.2f}x"
                                        for p in e.get("parallel_phases", []) if e["phases"][p].get("speedup"))
                 for m, e in summ["models"].items() if e.get("parallel_phases")) + ".")
+            least = []
+            for m, e in summ["models"].items():
+                sp = [(e["phases"][p]["speedup"], p) for p in e.get("parallel_phases", [])
+                      if e["phases"][p].get("speedup") and (e["phases"][p].get("t1_ms") or 0) >= 0.05]
+                if sp:
+                    v, p = min(sp)
+                    least.append(f"{phase_label(p)} on `{m}` ({v:.2f}x)")
             w("Each parallel phase ends in an in-order stage on one thread (`ScanThenApply`'s applies: adding "
               "owners, the claims on the shared owner map, settling the plan; and the native hits of "
-              "collection). The scans before them are cheap now, so those stages bound the speedup (Amdahl): "
-              "Claims, whose applies write every owner, scales least.")
+              "collection). The scans before them are cheap now, so those stages bound the speedup (Amdahl). "
+              "The phases that scale least in this run: " + ", ".join(least) + ". Collection adds every "
+              "owner on one thread, in the order the reference adds them (model providers, families, then "
+              "each native request's matches pattern by pattern); the claims' in-order stage claims each "
+              "declared parameter on the shared owner map.")
             if busiest > BUSY:
                 w(f"The second CPU was not free during this run (up to {busiest:.0%} of the machine busy with "
                   "other work), which caps any 2-thread speedup; re-run with `--wait-idle` on a quiet machine "
