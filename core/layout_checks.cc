@@ -142,7 +142,7 @@ bool CleanLayouts::Placements(const Layout& layout) {
 
 bool CleanLayouts::ParallelAxes(const ParallelSpec& parallel) {
   if (clean_axes_ == parallel.axes) return true;
-  if (!std::all_of(parallel.axes.begin(), parallel.axes.end(), [&](NameId a) { return doc_.IsMeshAxis(a); })) {
+  if (!doc_.OnMeshAxes(parallel)) {
     return false;
   }
   clean_axes_ = parallel.axes;

@@ -60,8 +60,7 @@ ModuleTree::ModuleTree(const Document& doc) : doc_(doc), first_path_(doc.modules
     forward_.insert(forward_.end(), module.forward.begin(), module.forward.end());
     var_keyword_[m] = module.var_keyword;
     binding_kind_[m] = module.parallel ? module.parallel->binding_kind : kNoName;
-    parallel_on_mesh_[m] = !module.parallel || std::all_of(module.parallel->axes.begin(), module.parallel->axes.end(),
-                                                           [&](NameId a) { return doc.IsMeshAxis(a); });
+    parallel_on_mesh_[m] = !module.parallel || doc.OnMeshAxes(*module.parallel);
     if (module.children.size() > kScanLimit) {
       for (uint32_t i = 0; i < module.children.size(); ++i) child_index_.emplace(Key(m, module.children[i].first), i);
     }
