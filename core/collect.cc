@@ -4,6 +4,7 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -38,12 +39,12 @@ class Collector {
   std::vector<std::string_view> UnknownOutputs(const Layout& layout) const;
   // unknown-output for the owner at `path`, if its outputs lack names.
   void ReportOutputs(PathId path, const Layout& layout, const std::vector<std::string_view>& unknown) const;
-  // add(fqn, layout, parallel) of the reference, for a resolved path.
-  // `layout` and `parallel` (null when none) live in the document;
-  // `binding_kind` is BindingKind(parallel), `unknown` the layout's unknown
-  // outputs.
-  void Add(PathId path, const Layout& layout, const ParallelSpec* parallel, NameId binding_kind, OwnerKind kind,
-           const std::vector<std::string_view>& unknown);
+  // add(fqn, layout, parallel) of the reference, for a resolved path, up to
+  // writing the entry: true, after reporting its unknown outputs
+  // (`unknown`), when the owner is added, and then its entry is reserved
+  // (Owners::Reserve) for the caller to fill in with its layout and
+  // parallel spec.
+  bool Admit(PathId path, const Layout& layout, const std::vector<std::string_view>& unknown);
   // False, after reporting multiple-owners, when the path's module has an
   // owner already.
   bool Vacant(PathId path, const Layout& layout);
@@ -71,15 +72,11 @@ bool Collector::Vacant(PathId path, const Layout& layout) {
   return false;
 }
 
-void Collector::Add(PathId path, const Layout& layout, const ParallelSpec* parallel, NameId binding_kind,
-                    OwnerKind kind, const std::vector<std::string_view>& unknown) {
-  if (!Vacant(path, layout)) return;
+bool Collector::Admit(PathId path, const Layout& layout, const std::vector<std::string_view>& unknown) {
+  if (!Vacant(path, layout)) return false;
   ReportOutputs(path, layout, unknown);
-  Owner& owner = owners_.Add(path, tree_.module(path));
-  owner.kind = kind;
-  owner.layout = &layout;
-  owner.parallel = parallel;
-  owner.binding_kind = binding_kind;
+  owners_.Reserve(path, tree_.module(path));
+  return true;
 }
 
 std::vector<std::string_view> Collector::UnknownOutputs(const Layout& layout) const {
@@ -104,40 +101,45 @@ void Collector::ReportOutputs(PathId path, const Layout& layout, const std::vect
   d.pointer = absl::StrCat(doc_.PointerOf(layout.origin), "/out_names");
 }
 
-// Resolving each provider's FQN and checking its outputs depend on the
-// provider alone and run in parallel; adding the owners, which may collide,
-// runs in document order.
+// Resolving each provider's FQN depends on the provider alone and runs in
+// parallel; which providers are added, and the diagnostics, are decided in
+// document order; their entries are written in parallel.
 void Collector::ModelProviders() {
   const std::vector<FqnLayout>& providers = doc_.model_providers;
+  // Each provider's path, and whether its layout names unknown outputs (a
+  // layout is large: the in-order pass reads only these).
   struct Resolved {
-    PathId path = kNoPath;
-    const ParallelSpec* parallel = nullptr;
-    NameId binding_kind = kNoName;
-    std::vector<std::string_view> unknown_outputs;
+    PathId path;
+    bool unknown_outputs;
   };
-  auto resolve = [&](size_t begin, size_t end, Resolved* resolved) {
+  std::vector<Resolved> resolved(providers.size());
+  ParallelFor(providers.size(), 1024, [&](size_t begin, size_t end) {
     ModuleTree::Resolver resolver(tree_);
     for (size_t i = begin; i < end; ++i) {
-      Resolved& r = resolved[i - begin];
-      r.path = resolver.Resolve(doc_.Name(providers[i].fqn));
-      if (r.path == kNoPath) continue;
-      r.parallel = tree_.parallel(r.path);
-      r.binding_kind = tree_.binding_kind(r.path);
-      r.unknown_outputs = UnknownOutputs(providers[i].layout);
+      resolved[i] = {resolver.Resolve(doc_.Name(providers[i].fqn)), !UnknownOutputs(providers[i].layout).empty()};
     }
-  };
-  auto add = [&](size_t i, Resolved& r) {
-    const FqnLayout& provider = providers[i];
-    if (r.path == kNoPath) {
+  });
+  std::vector<uint32_t> added;  // provider indexes
+  for (uint32_t i = 0; i < providers.size(); ++i) {
+    const auto [path, unknown_outputs] = resolved[i];
+    if (path == kNoPath) {
+      const FqnLayout& provider = providers[i];
       dropped_ = true;
       Diagnostic& d = sink_.Error("unknown-module", msg::UnknownModule(doc_.Name(provider.fqn)));
       d.fqn = std::string(doc_.Name(provider.fqn));
       d.pointer = doc_.PointerOf(provider.layout.origin);
-      return;
+    } else if (Admit(path, providers[i].layout,
+                     unknown_outputs ? UnknownOutputs(providers[i].layout) : std::vector<std::string_view>())) {
+      added.push_back(i);
     }
-    Add(r.path, provider.layout, r.parallel, r.binding_kind, OwnerKind::kModel, r.unknown_outputs);
-  };
-  ScanThenApply<Resolved>(providers.size(), 256, resolve, add);
+  }
+  owners_.AddReserved([&](size_t k, Owner& owner) {
+    owner.kind = OwnerKind::kModel;
+    owner.layout = &providers[added[k]].layout;
+    // The module's own spec, read from the tree's packed facts.
+    owner.parallel = tree_.parallel(owner.path);
+    owner.binding_kind = tree_.binding_kind(owner.path);
+  });
 }
 
 void Collector::Families() {
@@ -148,6 +150,7 @@ void Collector::Families() {
     if (doc_.modules[m].family->sharding && tree_.first_path(m) != kNoPath) boundaries.push_back(tree_.first_path(m));
   }
   std::sort(boundaries.begin(), boundaries.end());
+  std::vector<std::pair<const Layout*, const ParallelSpec*>> added;
   for (PathId p : boundaries) {
     const ModuleId m = tree_.module(p);
     const Module& module = doc_.modules[m];
@@ -165,8 +168,13 @@ void Collector::Families() {
       parallel = OrNull(module.parallel);
     }
     owners_.Remove(m);
-    Add(p, *layout, parallel, BindingKind(parallel), OwnerKind::kFamily, UnknownOutputs(*layout));
+    if (Admit(p, *layout, UnknownOutputs(*layout))) added.emplace_back(layout, parallel);
   }
+  owners_.AddReserved([&](size_t k, Owner& owner) {
+    owner.kind = OwnerKind::kFamily;
+    std::tie(owner.layout, owner.parallel) = added[k];
+    owner.binding_kind = BindingKind(owner.parallel);
+  });
 }
 
 std::vector<bool> Collector::TouchesFamilySubtree() const {
@@ -284,11 +292,10 @@ void Collector::NativeRequests() {
   size_t g = 0;
   const std::vector<bool> touches_family = TouchesFamilySubtree();
   std::vector<uint32_t> matched_by(doc_.modules.size(), 0);  // request index + 1
+  std::vector<uint32_t> added;                                // request indexes
   for (uint32_t r = 0; r < doc_.native.size(); ++r) {
     const NativeRequest& request = doc_.native[r];
     const std::vector<std::string_view> unknown_outputs = UnknownOutputs(request.sharding);
-    const ParallelSpec* parallel = OrNull(request.parallel);
-    const NameId binding_kind = BindingKind(parallel);
     for (size_t k = 0; k < request.match.size(); ++k, ++g) {
       const std::string_view pattern = doc_.Name(request.match[k]);
       bool any = false;
@@ -304,7 +311,7 @@ void Collector::NativeRequests() {
           d.pointer = request.pointer;
           return;
         }
-        Add(p, request.sharding, parallel, binding_kind, OwnerKind::kNative, unknown_outputs);
+        if (Admit(p, request.sharding, unknown_outputs)) added.push_back(r);
       };
       if (globs[g].is_literal()) {
         if (PathId p = tree_.Resolve(pattern); p != kNoPath && tree_.fqn(p) == pattern) hit(p);
@@ -318,6 +325,13 @@ void Collector::NativeRequests() {
       }
     }
   }
+  owners_.AddReserved([&](size_t k, Owner& owner) {
+    const NativeRequest& request = doc_.native[added[k]];
+    owner.kind = OwnerKind::kNative;
+    owner.layout = &request.sharding;
+    owner.parallel = OrNull(request.parallel);
+    owner.binding_kind = BindingKind(owner.parallel);
+  });
 }
 
 }  // namespace

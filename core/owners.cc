@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "core/name_set.h"
-#include "core/parallel.h"
 
 namespace shardplan {
 
@@ -25,14 +24,6 @@ Owners::Owners(size_t module_count) : index_(module_count, kNone) {
   entries_.reserve(module_count);
   TouchPages(entries_.data(), module_count * sizeof(Owner));
   removed_.reserve(module_count);
-}
-
-Owner& Owners::Add(PathId path, ModuleId module) {
-  index_[module] = static_cast<uint32_t>(entries_.size());
-  removed_.push_back(false);
-  Owner& owner = entries_.emplace_back();
-  owner.path = path;
-  return owner;
 }
 
 void Owners::Remove(ModuleId m) {

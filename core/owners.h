@@ -10,6 +10,7 @@
 
 #include "core/document.h"
 #include "core/module_tree.h"
+#include "core/parallel.h"
 
 namespace shardplan {
 
@@ -40,16 +41,37 @@ std::optional<SmallVector<NameId>> NormalizedOutNames(const Layout& layout);
 
 class Owners {
  public:
-  // Room for an entry per module (a module has at most one): a model's
-  // owners are added one by one, up to millions, in order; the room's pages
-  // are touched in parallel first (TouchPages).
+  // Room for an entry per module (a module has at most one): a model has up
+  // to millions of owners; the room's pages are touched in parallel first
+  // (TouchPages).
   explicit Owners(size_t module_count);
 
   bool Has(ModuleId m) const { return index_[m] != kNone; }
-  // Appends an entry for module `module` at `path`, which must not have
-  // one, and returns it for the caller to fill in place (a model adds
-  // millions: each copy of an Owner counts).
-  Owner& Add(PathId path, ModuleId module);
+  // Adding entries comes in two steps, so that the entries of a million
+  // owners are written in parallel: Reserve(path, module) takes the next
+  // place in insertion order for module `module` (which must not have an
+  // entry) at `path`, and Has(module) is true at once; AddReserved(fill)
+  // then writes every reserved entry, calling fill(k, owner) for the kth
+  // one (path set, the rest as in a fresh Owner) in parallel. In between,
+  // only Has, Reserve and Remove (of an entry added before) may be called.
+  void Reserve(PathId path, ModuleId module) {
+    index_[module] = static_cast<uint32_t>(entries_.size() + reserved_.size());
+    reserved_.push_back(path);
+  }
+  template <typename Fill>
+  void AddReserved(Fill&& fill) {
+    const size_t base = entries_.size();
+    entries_.resize(base + reserved_.size());
+    removed_.resize(entries_.size(), false);
+    ParallelFor(reserved_.size(), 4096, [&](size_t begin, size_t end) {
+      for (size_t k = begin; k < end; ++k) {
+        Owner& owner = entries_[base + k];
+        owner.path = reserved_[k];
+        fill(k, owner);
+      }
+    });
+    reserved_.clear();
+  }
   // Removes the entry of `m`, if any (a family replaces a model provider).
   void Remove(ModuleId m);
 
@@ -65,6 +87,7 @@ class Owners {
  private:
   static constexpr uint32_t kNone = UINT32_MAX;
   std::vector<Owner> entries_;
+  std::vector<PathId> reserved_;  // paths of the entries AddReserved writes next
   std::vector<bool> removed_;
   size_t removed_count_ = 0;  // entries removed: InOrder skips the test when none was
   std::vector<uint32_t> index_;  // module -> entries_ index

@@ -12,15 +12,17 @@ namespace {
 // insertion order without it, and Take moves them out in that order.
 TEST(OwnersTest, TakeMovesTheLiveEntriesOutInInsertionOrder) {
   Owners owners(4);
-  owners.Add(10, 0);
-  owners.Add(11, 1);
-  owners.Add(12, 2);
+  owners.Reserve(10, 0);
+  owners.Reserve(11, 1);
+  owners.Reserve(12, 2);
+  owners.AddReserved([](size_t, Owner&) {});
   const std::vector<const Owner*> before = std::as_const(owners).InOrder();
   ASSERT_EQ(before.size(), 3u);
   EXPECT_EQ(before[1]->path, 11u);
   owners.Remove(1);
   EXPECT_EQ(owners.size(), 2u);
-  owners.Add(13, 1).declared = 7;
+  owners.Reserve(13, 1);
+  owners.AddReserved([](size_t, Owner& o) { o.declared = 7; });
   EXPECT_EQ(owners.size(), 3u);
   std::vector<PathId> live;
   for (const Owner* o : owners.InOrder()) live.push_back(o->path);
@@ -38,19 +40,33 @@ TEST(OwnersTest, TakeMovesTheLiveEntriesOutInInsertionOrder) {
   EXPECT_EQ(owners.Find(1), nullptr);
 }
 
-// An entry added in place starts out unclaimed and empty, and is the one
-// Find returns for its module.
-TEST(OwnersTest, AnEntryAddedInPlaceIsFreshAndFound) {
-  Owners owners(3);
-  Owner& entry = owners.Add(5, 2);
-  EXPECT_EQ(entry.path, 5u);
-  EXPECT_EQ(entry.binding_kind, kNoName);
-  EXPECT_EQ(entry.declared, Owner::kNotClaimed);
-  entry.kind = OwnerKind::kNative;
-  EXPECT_EQ(owners.Find(2), &entry);
-  EXPECT_EQ(owners.Find(2)->kind, OwnerKind::kNative);
+// Reserving places an entry in insertion order at once (Has); AddReserved
+// then writes every reserved entry, k-th reserved k-th, starting out
+// unclaimed, and Find returns it for its module.
+TEST(OwnersTest, ReservedEntriesAreWrittenInReservationOrder) {
+  Owners owners(4);
+  owners.Reserve(5, 2);
+  owners.Reserve(6, 0);
   EXPECT_TRUE(owners.Has(2));
+  EXPECT_TRUE(owners.Has(0));
   EXPECT_FALSE(owners.Has(1));
+  owners.AddReserved([](size_t k, Owner& o) {
+    EXPECT_EQ(o.binding_kind, kNoName);
+    EXPECT_EQ(o.declared, Owner::kNotClaimed);
+    o.kind = k == 0 ? OwnerKind::kNative : OwnerKind::kModel;
+  });
+  ASSERT_NE(owners.Find(2), nullptr);
+  EXPECT_EQ(owners.Find(2)->path, 5u);
+  EXPECT_EQ(owners.Find(2)->kind, OwnerKind::kNative);
+  EXPECT_EQ(owners.Find(0)->path, 6u);
+  EXPECT_EQ(owners.Find(0)->kind, OwnerKind::kModel);
+  EXPECT_EQ(owners.size(), 2u);
+  // A second batch goes after the first.
+  owners.Reserve(7, 3);
+  owners.AddReserved([](size_t k, Owner& o) { EXPECT_EQ(k, 0u); o.kind = OwnerKind::kFamily; });
+  std::vector<PathId> paths;
+  for (const Owner* o : std::as_const(owners).InOrder()) paths.push_back(o->path);
+  EXPECT_EQ(paths, (std::vector<PathId>{5, 6, 7}));
 }
 
 // Output normalization: a layout's own out_names win; without them, its
