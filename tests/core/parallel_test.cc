@@ -109,11 +109,16 @@ TEST(ScanThenApplyTest, AppliesEveryScanInIndexOrder) {
     for (int threads : {1, 4}) {
       std::vector<std::atomic<int>> scanned(n);
       std::vector<size_t> applied;
+      std::atomic<size_t> blocks{0};
+      // Blocks of 64, or of n / 512 where that is more (at most 512 blocks).
+      const size_t block = std::max<size_t>(64, (n + 511) / 512);
       WithThreads(threads, [&] {
         ScanThenApply<Result>(
             n, 64,
             [&](size_t begin, size_t end, Result* results) {
-              ASSERT_LE(end - begin, size_t{64});
+              ++blocks;
+              ASSERT_LE(end - begin, block);
+              if (end != n) ASSERT_EQ(end - begin, block);
               for (size_t i = begin; i < end; ++i) {
                 Result& r = results[i - begin];
                 ++scanned[i];
@@ -131,6 +136,7 @@ TEST(ScanThenApplyTest, AppliesEveryScanInIndexOrder) {
       std::vector<size_t> want(n);
       for (size_t i = 0; i < n; ++i) want[i] = i;
       EXPECT_EQ(applied, want) << "n=" << n << " threads=" << threads;
+      EXPECT_EQ(blocks.load(), (n + block - 1) / block) << "n=" << n;
       for (size_t i = 0; i < n; ++i) ASSERT_EQ(scanned[i].load(), 1) << i;
     }
   }
