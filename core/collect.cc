@@ -292,7 +292,6 @@ void Collector::NativeRequests() {
   size_t g = 0;
   const std::vector<bool> touches_family = TouchesFamilySubtree();
   std::vector<uint32_t> matched_by(doc_.modules.size(), 0);  // request index + 1
-  std::vector<uint32_t> added;                                // request indexes
   for (uint32_t r = 0; r < doc_.native.size(); ++r) {
     const NativeRequest& request = doc_.native[r];
     const std::vector<std::string_view> unknown_outputs = UnknownOutputs(request.sharding);
@@ -311,7 +310,7 @@ void Collector::NativeRequests() {
           d.pointer = request.pointer;
           return;
         }
-        if (Admit(p, request.sharding, unknown_outputs)) added.push_back(r);
+        Admit(p, request.sharding, unknown_outputs);
       };
       if (globs[g].is_literal()) {
         if (PathId p = tree_.Resolve(pattern); p != kNoPath && tree_.fqn(p) == pattern) hit(p);
@@ -324,14 +323,13 @@ void Collector::NativeRequests() {
         d.pointer = absl::StrCat(request.pointer, "/match/", k);
       }
     }
+    owners_.AddReserved([&](size_t, Owner& owner) {
+      owner.kind = OwnerKind::kNative;
+      owner.layout = &request.sharding;
+      owner.parallel = OrNull(request.parallel);
+      owner.binding_kind = BindingKind(owner.parallel);
+    });
   }
-  owners_.AddReserved([&](size_t k, Owner& owner) {
-    const NativeRequest& request = doc_.native[added[k]];
-    owner.kind = OwnerKind::kNative;
-    owner.layout = &request.sharding;
-    owner.parallel = OrNull(request.parallel);
-    owner.binding_kind = BindingKind(owner.parallel);
-  });
 }
 
 }  // namespace
