@@ -421,7 +421,12 @@ def render(results, profile_path, out_path):
               "`Module` of an owner any more, except the plan check for an applied family. What is left is "
               "one or two cache misses per owner and phase; the next step would be to stop re-resolving what "
               "an earlier phase resolved (the plan check resolves each entry's FQN again), which this run does "
-              "not do.")
+              "not do. Fresh arrays cost too: each phase fills arrays of an item per owner or parameter, a page "
+              "fault per 4 KiB. Asking the kernel for 2 MiB pages on the largest of them (`madvise` "
+              "`MADV_HUGEPAGE`; tried at 607eccc, A/B, not kept) took the five phases at 1M from 253 to 224 ms "
+              "on one CPU, but left two CPUs at 150 ms (the faults had been spread over both threads) and the "
+              "CLI's 1M runs unchanged, and a first huge page can stall for tens of milliseconds while the "
+              "kernel compacts memory.")
             w("")
         if keys & {"deepseek_cli_s", "deepseek_vs_reference"} and cg:
             tg = next(x for x in missed if x["key"] in ("deepseek_cli_s", "deepseek_vs_reference"))
@@ -504,13 +509,12 @@ def render(results, profile_path, out_path):
                 if sp:
                     v, p = min(sp)
                     least.append(f"{phase_label(p)} on `{m}` ({v:.2f}x)")
-            w("Each parallel phase ends in an in-order stage on one thread (`ScanThenApply`'s applies: adding "
-              "owners, the claims on the shared owner map, settling the plan; and the native hits of "
-              "collection). The scans before them are cheap now, so those stages bound the speedup (Amdahl). "
-              "The phases that scale least in this run: " + ", ".join(least) + ". Collection adds every "
-              "owner on one thread, in the order the reference adds them (model providers, families, then "
-              "each native request's matches pattern by pattern); the claims' in-order stage claims each "
-              "declared parameter on the shared owner map.")
+            w("Each parallel phase has an in-order stage on one thread: collection decides which owners "
+              "are added, in the order the reference adds them (model providers, families, then each native "
+              "request's matches pattern by pattern), before their entries are written in parallel; "
+              "`ScanThenApply`'s applies make the claims on the shared owner map, settle the plan and emit "
+              "the owner checks' diagnostics. The parallel work before them is cheap now, so those stages "
+              "bound the speedup (Amdahl). The phases that scale least in this run: " + ", ".join(least) + ".")
             if busiest > BUSY:
                 w(f"The second CPU was not free during this run (up to {busiest:.0%} of the machine busy with "
                   "other work), which caps any 2-thread speedup; re-run with `--wait-idle` on a quiet machine "
