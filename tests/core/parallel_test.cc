@@ -118,7 +118,9 @@ TEST(ScanThenApplyTest, AppliesEveryScanInIndexOrder) {
             [&](size_t begin, size_t end, Result* results) {
               ++blocks;
               ASSERT_LE(end - begin, block);
-              if (end != n) ASSERT_EQ(end - begin, block);
+              if (end != n) {
+                ASSERT_EQ(end - begin, block);
+              }
               for (size_t i = begin; i < end; ++i) {
                 Result& r = results[i - begin];
                 ++scanned[i];
