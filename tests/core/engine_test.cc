@@ -2,6 +2,7 @@
 // the result's JSON.
 #include "core/engine.h"
 
+#include "core/messages.h"
 #include "core/parse.h"
 
 #include <string>
@@ -144,6 +145,33 @@ TEST(EngineTest, OmissionsAreStillReportedAfterErrorsThatDropNoOwner) {
     "embed": {"params": {"weight": {}}, "in_src": {}, "in_dst": {}, "out_src": {"y": {}}, "out_names": ["out"]},
     "norm": {"params": {}, "in_src": {}, "in_dst": {}}}})J"));
   EXPECT_EQ(Codes(r), (std::vector<std::string>{"unknown-output", "omitted-parameters"}));
+}
+
+// Omissions of owners small and large: block `block` has k Linear children
+// l<i> (weight p<i>); l0's bias is p1, tied to l1's weight. The owner
+// declares every weight but the last, so only that one is omitted: p1 is
+// declared through l1.
+TEST(EngineTest, OmissionsAreTheSameForSmallAndLargeOwners) {
+  for (int k : {3, 16, 17, 40}) {
+    std::string params, children, modules, declared;
+    for (int i = 0; i < k; ++i) {
+      absl::StrAppend(&params, i ? ", " : "", "\"p", i, "\": {\"shape\": [4]}");
+      absl::StrAppend(&children, i ? ", " : "", "\"l", i, "\": \"m", i, "\"");
+      absl::StrAppend(&modules, ", \"m", i, "\": {\"type\": \"Linear\", \"forward\": [\"x\"], \"params\": {\"weight\": \"p", i,
+                      "\"", i == 0 ? ", \"bias\": \"p1\"" : "", "}}");
+      if (i + 1 < k) absl::StrAppend(&declared, i ? ", " : "", "\"l", i, ".weight\": {}");
+    }
+    const std::string doc = absl::StrCat(
+        R"J({"schema": "shardplan.v1", "mesh": {"tp": 2}, "parameters": {)J", params,
+        R"J(}, "root": "model", "modules": {"model": {"forward": ["x"], "children": {"block": "block"}}, )J",
+        R"J("block": {"forward": ["x"], "children": {)J", children, "}}", modules,
+        R"J(}, "providers": {"sharding": {"block": {"params": {)J", declared,
+        R"J(}, "in_src": {}, "in_dst": {}}}}})J");
+    Result r = CheckDoc(doc);
+    ASSERT_EQ(Codes(r), (std::vector<std::string>{"omitted-parameters"})) << "k=" << k;
+    const std::string last = absl::StrCat("l", k - 1, ".weight");
+    EXPECT_EQ(r.diagnostics[0].message, msg::OmittedParameters("block", {last})) << "k=" << k;
+  }
 }
 
 TEST(EngineTest, PlanIsCheckedOnlyWhenCollectionSucceeded) {
