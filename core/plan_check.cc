@@ -48,20 +48,32 @@ void ReportUnknownModule(const FqnLayout& entry, const Document& doc, Diagnostic
 // What ValidatePlan learns of one plan entry on its own, in parallel.
 struct EntryCheck {
   PathId path = kNoPath;
+  const Owner* owner = nullptr;  // the owner at `path`, if any
   // The parameter of each of the entry's params (kNoParam: not resolved).
   SmallVector<ParamId> params;
   bool removed_ownership = false;
   DiagnosticSink found;  // ports, placements, family and parallel axes
 };
 
-// The resolver and the clean layouts are the calling task's.
-void CheckEntry(const ModuleTree& tree, ModuleTree::Resolver& resolver, CleanLayouts& clean, const Owners& owners,
-                const Claims& claims, const FqnLayout& entry, EntryCheck& out) {
-  const Document& doc = tree.doc();
-  out.path = resolver.Resolve(doc.Name(entry.fqn));
+// A block of entries is checked in two passes (the resolver and the clean
+// layouts are the calling task's). The first finds each entry's path and
+// owner, and asks for the owner's layout: at a million owners, reading
+// those layouts one after another in the second pass was a cache miss each.
+void ResolveEntry(const ModuleTree& tree, ModuleTree::Resolver& resolver, const Owners& owners,
+                  const FqnLayout& entry, EntryCheck& out) {
+  out.path = resolver.Resolve(tree.doc().Name(entry.fqn));
   if (out.path == kNoPath) return;
   const Owner* owner = owners.Find(tree.module(out.path));
-  if (owner != nullptr && owner->path != out.path) owner = nullptr;
+  if (owner == nullptr || owner->path != out.path) return;
+  out.owner = owner;
+  __builtin_prefetch(owner->layout);
+}
+
+void CheckEntry(const ModuleTree& tree, ModuleTree::Resolver& resolver, CleanLayouts& clean, const Claims& claims,
+                const FqnLayout& entry, EntryCheck& out) {
+  const Document& doc = tree.doc();
+  if (out.path == kNoPath) return;
+  const Owner* owner = out.owner;
   const PlacementMap& params = *entry.layout.params;
   // The owner's own params (one stored map): claims resolved them here, and
   // they hold every parameter the owner requires.
@@ -126,7 +138,8 @@ void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& cl
   auto check_entries = [&](size_t begin, size_t end, EntryCheck* checks) {
     ModuleTree::Resolver resolver(tree);
     CleanLayouts clean(doc);
-    for (size_t i = begin; i < end; ++i) CheckEntry(tree, resolver, clean, owners, claims, plan[i], checks[i - begin]);
+    for (size_t i = begin; i < end; ++i) ResolveEntry(tree, resolver, owners, plan[i], checks[i - begin]);
+    for (size_t i = begin; i < end; ++i) CheckEntry(tree, resolver, clean, claims, plan[i], checks[i - begin]);
   };
   auto settle = [&](size_t i, EntryCheck& check) {
     const FqnLayout& entry = plan[i];
