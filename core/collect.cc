@@ -217,7 +217,6 @@ std::vector<std::vector<PathId>> Collector::MatchingPaths(const std::vector<Glob
   std::vector<Range> ranges;
   ranges.reserve(globs.size());
   PathId first = static_cast<PathId>(tree_.size()), stop = 0;  // spans every range
-  size_t scanning = 0;  // patterns with a range
   for (const Glob& glob : globs) {
     Range range{0, static_cast<PathId>(tree_.size())};
     const std::string& prefix = glob.literal_prefix();
@@ -229,19 +228,29 @@ std::vector<std::vector<PathId>> Collector::MatchingPaths(const std::vector<Glob
     }
     ranges.push_back(range);
     if (range.first < range.stop) {
-      ++scanning;
       first = std::min(first, range.first);
       stop = std::max(stop, range.stop);
     }
   }
   std::vector<std::vector<PathId>> matches(globs.size());
   if (first >= stop) return matches;
+  const bool ascii = tree_.ascii();
+  // A pattern that ends with '*' leaves the quick tests on a text's end
+  // nothing to rule out. Over ASCII FQNs it runs as an automaton instead: a
+  // path's state follows from its parent's through the path's own name, so
+  // each character of the tree is read once, not once per path below it,
+  // and a dead state skips a whole subtree.
+  std::vector<std::optional<Glob::Automaton>> automata(globs.size());
+  size_t batched = 0;  // patterns with a range, tested in batches
+  for (size_t g = 0; g < globs.size(); ++g) {
+    if (ascii && globs[g].ends_with_star()) automata[g] = globs[g].AsciiAutomaton();
+    batched += !automata[g] && ranges[g].first < ranges[g].stop;
+  }
   // Chunk by chunk, every pattern in turn: a chunk's FQNs are read from
   // memory once, their lengths and last characters (ASCII) into arrays
   // that the patterns' quick tests then run over (a single pattern reads
   // each FQN once anyway).
   constexpr PathId kChunk = 2048;
-  const bool ascii = tree_.ascii();
   using Match = std::pair<uint32_t, PathId>;  // (pattern, path)
   const std::vector<Match> found =
       ParallelGather<Match>(0, (stop - first + kChunk - 1) / kChunk, 1, [&](size_t c, std::vector<Match>& out) {
@@ -249,7 +258,8 @@ std::vector<std::vector<PathId>> Collector::MatchingPaths(const std::vector<Glob
         std::array<uint32_t, kChunk> sizes;
         std::array<uint64_t, kChunk> tails;
         std::array<PathId, kChunk> candidates;
-        const bool batch = ascii && scanning > 1;
+        std::array<uint16_t, kChunk> states;
+        const bool batch = ascii && batched > 1;
         if (batch) {
           for (PathId p = begin; p < end; ++p) {
             const std::string_view fqn = tree_.fqn(p);
@@ -260,6 +270,36 @@ std::vector<std::vector<PathId>> Collector::MatchingPaths(const std::vector<Glob
         for (uint32_t g = 0; g < globs.size(); ++g) {
           const Glob& glob = globs[g];
           const PathId lo = std::max(begin, ranges[g].first), hi = std::min(end, ranges[g].stop);
+          if (automata[g]) {
+            const Glob::Automaton& automaton = *automata[g];
+            PathId outside = kNoPath;  // the last parent before lo, and its state
+            uint16_t outside_state = 0;
+            for (PathId p = lo; p < hi; ++p) {
+              const PathId parent = tree_.parent(p);
+              uint16_t state = 0;
+              size_t name_from = 0;  // where p's FQN goes past its parent's
+              if (parent != kNoPath) {
+                name_from = tree_.fqn(parent).size();
+                if (parent >= lo) {
+                  state = states[parent - begin];
+                } else {
+                  if (parent != outside) {
+                    outside = parent;
+                    outside_state = automaton.Run(0, tree_.fqn(parent));
+                  }
+                  state = outside_state;
+                }
+              }
+              state = automaton.Run(state, tree_.fqn(p).substr(name_from));
+              if (automaton.dead[state]) {
+                p = tree_.end(p) - 1;  // nothing below matches either
+                continue;
+              }
+              states[p - begin] = state;
+              if (automaton.accepts[state]) out.emplace_back(g, p);
+            }
+            continue;
+          }
           if (batch) {
             // The quick tests first, in a tight loop over the arrays; the
             // few candidates left are matched in full.
