@@ -107,9 +107,9 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
   claims.canonical.resize(param_count);
   claims.expected.assign(param_count, false);
 
-  const std::vector<Owner*> entries = owners.InOrder();
+  const absl::Span<Owner> entries = owners.InOrder();
   std::vector<bool> owner_at(tree.size(), false);
-  for (const Owner* o : entries) owner_at[o->path] = true;
+  for (const Owner& o : entries) owner_at[o.path] = true;
 
   // Per owner, in parallel: resolution, expected set, omissions; then, in
   // entry order, claims on the shared owner map and the diagnostics.
@@ -120,15 +120,15 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
     Stamps& local = stamps.local();
     ModuleTree::Resolver resolver(tree);
     for (size_t e = begin; e < end; ++e) {
-      if (!entries[e]->layout->params) continue;
-      ScanOwner(tree, resolver, owner_at, *entries[e], static_cast<uint32_t>(e + 1), check_omissions, local,
+      if (!entries[e].layout->params) continue;
+      ScanOwner(tree, resolver, owner_at, entries[e], static_cast<uint32_t>(e + 1), check_omissions, local,
                 scans[e - begin]);
     }
   };
   using Outcome = Declarations::Outcome;
   auto claim = [&](size_t e, OwnerScan& scan) {
     if (scan.params == nullptr) return;
-    Owner& owner = *entries[e];
+    Owner& owner = entries[e];
     const PlacementMap& params = *scan.params;
     owner.declared = static_cast<uint32_t>(claims.declared.params.size());
     for (size_t i = 0; i < params.size(); ++i) {

@@ -379,6 +379,7 @@ bool CollectOwners(const ModuleTree& tree, Owners& owners, DiagnosticSink& sink)
   collector.ModelProviders();
   collector.Families();
   collector.NativeRequests();
+  owners.Compact();
   return !collector.dropped();
 }
 
@@ -386,14 +387,14 @@ void CheckNesting(const ModuleTree& tree, const Owners& owners, DiagnosticSink& 
   const Document& doc = tree.doc();
   const NameId none = doc.names.Find("none");
   const NameId mesh = doc.names.Find("mesh");
-  const std::vector<const Owner*> entries = owners.InOrder();
+  const absl::Span<const Owner> entries = owners.InOrder();
   // Entry index (in order) of the active owner at each path.
   std::vector<uint32_t> active_at(tree.size(), UINT32_MAX);
-  auto active = [&](const Owner* o) { return o->binding_kind != kNoName && o->binding_kind != none; };
+  auto active = [&](const Owner& o) { return o.binding_kind != kNoName && o.binding_kind != none; };
   // Owners have distinct paths: each index is written once.
   ParallelFor(entries.size(), 4096, [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
-      if (active(entries[i])) active_at[entries[i]->path] = static_cast<uint32_t>(i);
+      if (active(entries[i])) active_at[entries[i].path] = static_cast<uint32_t>(i);
     }
   });
   // In parallel: the (inner, outer) entry pairs of overlapping active
@@ -401,23 +402,23 @@ void CheckNesting(const ModuleTree& tree, const Owners& owners, DiagnosticSink& 
   using Overlap = std::pair<uint32_t, uint32_t>;
   const std::vector<Overlap> overlaps =
       ParallelGather<Overlap>(0, entries.size(), 4096, [&](size_t e, std::vector<Overlap>& found) {
-        const Owner* inner = entries[e];
+        const Owner& inner = entries[e];
         if (!active(inner)) return;
-        const NameId kind = inner->binding_kind;
+        const NameId kind = inner.binding_kind;
         const size_t from = found.size();
-        for (PathId a = tree.parent(inner->path); a != kNoPath; a = tree.parent(a)) {
+        for (PathId a = tree.parent(inner.path); a != kNoPath; a = tree.parent(a)) {
           const uint32_t i = active_at[a];
           if (i == UINT32_MAX) continue;
-          const NameId pkind = entries[i]->binding_kind;
+          const NameId pkind = entries[i].binding_kind;
           if (kind == pkind || kind == mesh || pkind == mesh) found.emplace_back(static_cast<uint32_t>(e), i);
         }
         if (found.size() - from > 1) std::sort(found.begin() + from, found.end());
       });
   for (const auto& [e, i] : overlaps) {
-    const std::string_view outer = tree.fqn(entries[i]->path), fqn = tree.fqn(entries[e]->path);
+    const std::string_view outer = tree.fqn(entries[i].path), fqn = tree.fqn(entries[e].path);
     Diagnostic& d = sink.Error("overlapping-communication", msg::OverlappingCommunication(outer, fqn));
     d.fqn = std::string(fqn);
-    d.pointer = doc.PointerOf(entries[e]->parallel->origin);
+    d.pointer = doc.PointerOf(entries[e].parallel->origin);
   }
 }
 

@@ -75,8 +75,8 @@ Result PlanDocument(std::unique_ptr<Document> parsed) {
   DiagnosticSink sink;
   CheckOwnership(*tree, o, sink);
   if (!sink.has_errors()) {
-    const std::vector<Owner*> entries = o.owners.InOrder();
-    BuiltPlan plan = BuildPlan(doc, *tree, {entries.begin(), entries.end()}, o.claims.declared, sink);
+    const absl::Span<const Owner> entries = std::as_const(o.owners).InOrder();
+    BuiltPlan plan = BuildPlan(doc, *tree, entries, o.claims.declared, sink);
     // A template conflict keeps the first placement: the rest of the plan is
     // still checked, so every problem is reported at once. As for a
     // document's plan, the plan checks need an owner (spec section 6).

@@ -150,13 +150,13 @@ bool CleanLayouts::ParallelAxes(const ParallelSpec& parallel) {
 }
 
 void CheckOwners(const ModuleTree& tree, const Owners& owners, DiagnosticSink& sink) {
-  const std::vector<const Owner*> entries = owners.InOrder();
+  const absl::Span<const Owner> entries = owners.InOrder();
   ScanThenApply<DiagnosticSink>(
       entries.size(), 256,
       [&](size_t begin, size_t end, DiagnosticSink* found) {
         CleanLayouts screen(tree.doc());
         for (size_t e = begin; e < end; ++e) {
-          const Owner& owner = *entries[e];
+          const Owner& owner = entries[e];
           DiagnosticSink& own = found[e - begin];
           // Derived out_names are unique, so the written ones are all there
           // is to check for duplicate-output-name.

@@ -33,41 +33,30 @@ void Owners::Remove(ModuleId m) {
   index_[m] = kNone;
 }
 
-std::vector<Owner> Owners::Take() {
-  size_t kept = 0;
+void Owners::Compact() {
+  if (removed_count_ == 0) return;
+  std::vector<uint32_t> moved_to(entries_.size(), kNone);
+  uint32_t kept = 0;
   for (size_t i = 0; i < entries_.size(); ++i) {
     if (removed_[i]) continue;
-    if (kept != i) entries_[kept] = std::move(entries_[i]);
-    ++kept;
+    entries_[kept] = entries_[i];
+    moved_to[i] = kept++;
   }
   entries_.resize(kept);
+  for (uint32_t& index : index_) {
+    if (index != kNone) index = moved_to[index];
+  }
+  removed_.assign(kept, false);
+  removed_count_ = 0;
+}
+
+std::vector<Owner> Owners::Take() {
+  Compact();
   std::vector<Owner> out = std::move(entries_);
   entries_.clear();
   removed_.clear();
-  removed_count_ = 0;
   std::fill(index_.begin(), index_.end(), kNone);
   return out;
-}
-
-namespace {
-
-// Pointers to the entries not removed, in order (const or not).
-template <typename Entry>
-std::vector<Entry*> Live(Entry* entries, size_t count, const std::vector<bool>& removed, size_t removed_count) {
-  std::vector<Entry*> out(count - removed_count);
-  size_t k = 0;
-  for (size_t i = 0; i < count; ++i) {
-    if (removed_count == 0 || !removed[i]) out[k++] = entries + i;
-  }
-  return out;
-}
-
-}  // namespace
-
-std::vector<Owner*> Owners::InOrder() { return Live(entries_.data(), entries_.size(), removed_, removed_count_); }
-
-std::vector<const Owner*> Owners::InOrder() const {
-  return Live(entries_.data(), entries_.size(), removed_, removed_count_);
 }
 
 }  // namespace shardplan

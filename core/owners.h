@@ -3,11 +3,13 @@
 #ifndef SHARDPLAN_CORE_OWNERS_H_
 #define SHARDPLAN_CORE_OWNERS_H_
 
+#include <cassert>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "core/document.h"
 #include "core/module_tree.h"
 #include "core/parallel.h"
@@ -73,15 +75,26 @@ class Owners {
     reserved_.clear();
   }
   // Removes the entry of `m`, if any (a family replaces a model provider).
+  // Compact must follow before the entries are read in order.
   void Remove(ModuleId m);
+  // Drops the removed entries, keeping the others' order (CollectOwners
+  // calls it last).
+  void Compact();
 
-  // The live entries, in insertion order.
-  std::vector<Owner*> InOrder();
-  std::vector<const Owner*> InOrder() const;
+  // The entries, in insertion order: no pointer array is built (a million
+  // owners' would be 8 MB for each phase that reads them).
+  absl::Span<Owner> InOrder() {
+    assert(removed_count_ == 0);
+    return absl::MakeSpan(entries_);
+  }
+  absl::Span<const Owner> InOrder() const {
+    assert(removed_count_ == 0);
+    return absl::MakeConstSpan(entries_);
+  }
   // The number of live entries.
   size_t size() const { return entries_.size() - removed_count_; }
   const Owner* Find(ModuleId m) const { return index_[m] == kNone ? nullptr : &entries_[index_[m]]; }
-  // The live entries in insertion order, moved out; no entry is left.
+  // The entries in insertion order (compacted), moved out; no entry is left.
   std::vector<Owner> Take();
 
  private:
@@ -89,7 +102,7 @@ class Owners {
   std::vector<Owner> entries_;
   std::vector<PathId> reserved_;  // paths of the entries AddReserved writes next
   std::vector<bool> removed_;
-  size_t removed_count_ = 0;  // entries removed: InOrder skips the test when none was
+  size_t removed_count_ = 0;  // entries removed since the last Compact
   std::vector<uint32_t> index_;  // module -> entries_ index
 };
 

@@ -58,10 +58,10 @@ class TemplatePlanner {
   // Marks the paths inside some owner's subtree. Subtrees are sets of module
   // identities (the spec's modules(M)): a module an owner contains is
   // inside it at every path where it appears, even outside the owner.
-  void MarkOwned(const std::vector<const Owner*>& owners) {
+  void MarkOwned(absl::Span<const Owner> owners) {
     std::vector<bool> inside(doc_.modules.size(), false);
-    for (const Owner* o : owners) {
-      for (PathId q = o->path; q < tree_.end(o->path); ++q) inside[tree_.module(q)] = true;
+    for (const Owner& o : owners) {
+      for (PathId q = o.path; q < tree_.end(o.path); ++q) inside[tree_.module(q)] = true;
     }
     owned_.assign(tree_.size(), false);
     for (PathId p = 0; p < tree_.size(); ++p) owned_[p] = inside[tree_.module(p)];
@@ -227,12 +227,12 @@ class TemplatePlanner {
 
 }  // namespace
 
-BuiltPlan BuildPlan(Document& doc, const ModuleTree& tree, const std::vector<const Owner*>& owners,
+BuiltPlan BuildPlan(Document& doc, const ModuleTree& tree, absl::Span<const Owner> owners,
                     const Declarations& declared, DiagnosticSink& sink) {
   BuiltPlan plan;
-  for (const Owner* o : owners) {
-    plan.entries.push_back({doc.names.Intern(tree.fqn(o->path)), Reduced(*o, declared, *doc.maps)});
-    plan.provenance.push_back({std::string(KindName(o->kind))});
+  for (const Owner& o : owners) {
+    plan.entries.push_back({doc.names.Intern(tree.fqn(o.path)), Reduced(o, declared, *doc.maps)});
+    plan.provenance.push_back({std::string(KindName(o.kind))});
   }
   TemplatePlanner templates(doc, tree, sink);
   templates.MarkOwned(owners);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "core/claims.h"
 #include "core/diagnostic.h"
 #include "core/document.h"
@@ -41,7 +42,7 @@ struct BuiltPlan {
 // appended; an unknown FQN is left to the plan check). Interns the FQNs and
 // port names it creates into `doc`, which the tree and owners refer to
 // (interning never moves existing names).
-BuiltPlan BuildPlan(Document& doc, const ModuleTree& tree, const std::vector<const Owner*>& owners,
+BuiltPlan BuildPlan(Document& doc, const ModuleTree& tree, absl::Span<const Owner> owners,
                     const Declarations& declared, DiagnosticSink& sink);
 
 // The info diagnostic unplanned-parameters when some parameter identity is

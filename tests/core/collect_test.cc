@@ -50,7 +50,7 @@ TEST(CollectTest, NativeMatchesAreThePathsThePatternMatches) {
     DiagnosticSink sink;
     EXPECT_TRUE(CollectOwners(tree, owners, sink)) << pattern;
     std::vector<PathId> got;
-    for (const Owner* o : std::as_const(owners).InOrder()) got.push_back(o->path);
+    for (const Owner& o : std::as_const(owners).InOrder()) got.push_back(o.path);
     EXPECT_EQ(got, want) << pattern;
   }
 }

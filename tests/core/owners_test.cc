@@ -8,25 +8,31 @@
 namespace shardplan {
 namespace {
 
-// A family replacing a model provider removes its entry: the owners keep
-// insertion order without it, and Take moves them out in that order.
+// A family replacing a model provider removes its entry: once compacted,
+// the owners keep insertion order without it, Find still finds each, and
+// Take moves them out in that order.
 TEST(OwnersTest, TakeMovesTheLiveEntriesOutInInsertionOrder) {
   Owners owners(4);
   owners.Reserve(10, 0);
   owners.Reserve(11, 1);
   owners.Reserve(12, 2);
   owners.AddReserved([](size_t, Owner&) {});
-  const std::vector<const Owner*> before = std::as_const(owners).InOrder();
+  const absl::Span<const Owner> before = std::as_const(owners).InOrder();
   ASSERT_EQ(before.size(), 3u);
-  EXPECT_EQ(before[1]->path, 11u);
+  EXPECT_EQ(before[1].path, 11u);
   owners.Remove(1);
   EXPECT_EQ(owners.size(), 2u);
   owners.Reserve(13, 1);
   owners.AddReserved([](size_t, Owner& o) { o.declared = 7; });
   EXPECT_EQ(owners.size(), 3u);
+  owners.Compact();
   std::vector<PathId> live;
-  for (const Owner* o : owners.InOrder()) live.push_back(o->path);
+  for (const Owner& o : owners.InOrder()) live.push_back(o.path);
   EXPECT_EQ(live, (std::vector<PathId>{10, 12, 13}));
+  EXPECT_EQ(owners.Find(0)->path, 10u);
+  EXPECT_EQ(owners.Find(2)->path, 12u);
+  EXPECT_EQ(owners.Find(1)->path, 13u);
+  EXPECT_EQ(owners.Find(1)->declared, 7u);
 
   const std::vector<Owner> taken = owners.Take();
   ASSERT_EQ(taken.size(), 3u);
@@ -65,7 +71,7 @@ TEST(OwnersTest, ReservedEntriesAreWrittenInReservationOrder) {
   owners.Reserve(7, 3);
   owners.AddReserved([](size_t k, Owner& o) { EXPECT_EQ(k, 0u); o.kind = OwnerKind::kFamily; });
   std::vector<PathId> paths;
-  for (const Owner* o : std::as_const(owners).InOrder()) paths.push_back(o->path);
+  for (const Owner& o : std::as_const(owners).InOrder()) paths.push_back(o.path);
   EXPECT_EQ(paths, (std::vector<PathId>{5, 6, 7}));
 }
 

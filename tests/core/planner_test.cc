@@ -83,8 +83,7 @@ Planned Plan(std::string_view extra) {
   DiagnosticSink sink;
   CollectOwners(*out.tree, owners, sink);
   const Claims claims = AssignParameters(*out.tree, owners, /*check_omissions=*/true, sink);
-  const std::vector<Owner*> entries = owners.InOrder();
-  out.plan = BuildPlan(*out.doc, *out.tree, {entries.begin(), entries.end()}, claims.declared, sink);
+  out.plan = BuildPlan(*out.doc, *out.tree, std::as_const(owners).InOrder(), claims.declared, sink);
   ReportUnplanned(*out.tree, out.plan.entries, sink);
   out.diagnostics = sink.Take();
   return out;
