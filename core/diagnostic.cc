@@ -28,7 +28,7 @@ bool DiagnosticSink::has_errors() const {
                      [](const Diagnostic& d) { return d.severity == Severity::kError; });
 }
 
-void DiagnosticSink::Append(DiagnosticSink&& other) {
+void DiagnosticSink::AppendAll(DiagnosticSink&& other) {
   if (diagnostics_.empty()) {
     diagnostics_ = std::move(other.diagnostics_);
   } else {

@@ -34,8 +34,11 @@ class DiagnosticSink {
   // (and lower its severity).
   Diagnostic& Error(std::string_view code, std::string message);
 
-  // Appends every diagnostic of `other`, in order.
-  void Append(DiagnosticSink&& other);
+  // Appends every diagnostic of `other`, in order (inline when there is
+  // none: the checks append a sink per owner, a million times).
+  void Append(DiagnosticSink&& other) {
+    if (!other.diagnostics_.empty()) AppendAll(std::move(other));
+  }
 
   // Whether some diagnostic is an error (warnings and infos do not fail a
   // document).
@@ -43,6 +46,8 @@ class DiagnosticSink {
   std::vector<Diagnostic> Take() { return std::move(diagnostics_); }
 
  private:
+  void AppendAll(DiagnosticSink&& other);
+
   std::vector<Diagnostic> diagnostics_;
 };
 
