@@ -37,8 +37,12 @@ class Collector {
   // unknown-output); none when it has no out_names (normalization derives
   // them: NormalizedOutNames).
   std::vector<std::string_view> UnknownOutputs(const Layout& layout) const;
-  // unknown-output for the owner at `path`, if its outputs lack names.
-  void ReportOutputs(PathId path, const Layout& layout, const std::vector<std::string_view>& unknown) const;
+  // unknown-output for the owner at `path`, whose outputs lack `unknown`
+  // (reports, like ReportMultipleOwners, are out of line: the adds call
+  // them for a few owners among millions).
+  [[gnu::noinline]] void ReportOutputs(PathId path, const Layout& layout,
+                                       const std::vector<std::string_view>& unknown) const;
+  [[gnu::noinline]] void ReportMultipleOwners(PathId path, const Layout& layout);
   // add(fqn, layout, parallel) of the reference, for a resolved path, up to
   // writing the entry: true, after reporting its unknown outputs
   // (`unknown`), when the owner is added, and then its entry is reserved
@@ -65,16 +69,20 @@ class Collector {
 
 bool Collector::Vacant(PathId path, const Layout& layout) {
   if (!owners_.Has(tree_.module(path))) return true;
+  ReportMultipleOwners(path, layout);
+  return false;
+}
+
+void Collector::ReportMultipleOwners(PathId path, const Layout& layout) {
   dropped_ = true;
   Diagnostic& d = sink_.Error("multiple-owners", msg::MultipleOwners(tree_.fqn(path)));
   d.fqn = std::string(tree_.fqn(path));
   d.pointer = doc_.PointerOf(layout.origin);
-  return false;
 }
 
 bool Collector::Admit(PathId path, const Layout& layout, const std::vector<std::string_view>& unknown) {
   if (!Vacant(path, layout)) return false;
-  ReportOutputs(path, layout, unknown);
+  if (!unknown.empty()) ReportOutputs(path, layout, unknown);
   owners_.Reserve(path, tree_.module(path));
   return true;
 }
@@ -95,7 +103,6 @@ std::vector<std::string_view> Collector::UnknownOutputs(const Layout& layout) co
 }
 
 void Collector::ReportOutputs(PathId path, const Layout& layout, const std::vector<std::string_view>& unknown) const {
-  if (unknown.empty()) return;
   Diagnostic& d = sink_.Error("unknown-output", msg::UnknownOutput(unknown));
   d.fqn = std::string(tree_.fqn(path));
   d.pointer = absl::StrCat(doc_.PointerOf(layout.origin), "/out_names");
