@@ -37,21 +37,19 @@ class Collector {
   // unknown-output); none when it has no out_names (normalization derives
   // them: NormalizedOutNames).
   std::vector<std::string_view> UnknownOutputs(const Layout& layout) const;
-  // unknown-output for the owner at `path`, whose outputs lack `unknown`
-  // (reports, like ReportMultipleOwners, are out of line: the adds call
-  // them for a few owners among millions).
+  // unknown-output for the owner at `path`, whose outputs lack `unknown`,
+  // and multiple-owners for a second owner of its module. Out of line: the
+  // adds call them for a few owners among millions.
   [[gnu::noinline]] void ReportOutputs(PathId path, const Layout& layout,
                                        const std::vector<std::string_view>& unknown) const;
   [[gnu::noinline]] void ReportMultipleOwners(PathId path, const Layout& layout);
   // add(fqn, layout, parallel) of the reference, for a resolved path, up to
-  // writing the entry: true, after reporting its unknown outputs
-  // (`unknown`), when the owner is added, and then its entry is reserved
+  // writing the entry. False, after reporting multiple-owners, when the
+  // path's module has an owner already. Otherwise true, after reporting the
+  // layout's unknown outputs (`unknown`), and the entry is reserved
   // (Owners::Reserve) for the caller to fill in with its layout and
   // parallel spec.
   bool Admit(PathId path, const Layout& layout, const std::vector<std::string_view>& unknown);
-  // False, after reporting multiple-owners, when the path's module has an
-  // owner already.
-  bool Vacant(PathId path, const Layout& layout);
   // Marks every module in the subtree of any family boundary; then, per
   // module, whether its own subtree contains such a module.
   std::vector<bool> TouchesFamilySubtree() const;
@@ -67,12 +65,6 @@ class Collector {
   bool dropped_ = false;
 };
 
-bool Collector::Vacant(PathId path, const Layout& layout) {
-  if (!owners_.Has(tree_.module(path))) return true;
-  ReportMultipleOwners(path, layout);
-  return false;
-}
-
 void Collector::ReportMultipleOwners(PathId path, const Layout& layout) {
   dropped_ = true;
   Diagnostic& d = sink_.Error("multiple-owners", msg::MultipleOwners(tree_.fqn(path)));
@@ -81,9 +73,13 @@ void Collector::ReportMultipleOwners(PathId path, const Layout& layout) {
 }
 
 bool Collector::Admit(PathId path, const Layout& layout, const std::vector<std::string_view>& unknown) {
-  if (!Vacant(path, layout)) return false;
+  const ModuleId m = tree_.module(path);
+  if (owners_.Has(m)) {
+    ReportMultipleOwners(path, layout);
+    return false;
+  }
   if (!unknown.empty()) ReportOutputs(path, layout, unknown);
-  owners_.Reserve(path, tree_.module(path));
+  owners_.Reserve(path, m);
   return true;
 }
 
