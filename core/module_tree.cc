@@ -197,31 +197,30 @@ ModuleTree::ParamRef ModuleTree::Resolver::ResolveParameter(PathId from, NameId 
 
 PathId ModuleTree::Resolver::Resolve(std::string_view fqn) {
   if (fqn.empty()) return 0;
-  // Keep the steps of last_ that are also whole leading segments of fqn.
-  const size_t common = CommonPrefix(fqn, last_);
-  // The previous FQN's path at the depth where this one differs: a list
-  // of siblings in path order names its next sibling next.
-  PathId previous = kNoPath;
-  while (!steps_.empty()) {
-    const size_t end = steps_.back().end;
-    if (end <= common && (end == fqn.size() || fqn[end] == '.')) break;
-    previous = steps_.back().path;
-    steps_.pop_back();
+  // Child names are unique, non-empty and without dots, so a path whose FQN
+  // is spelled like `fqn` is the path it names. The path after the last
+  // one's subtree (its next sibling, or the subtree that follows) comes
+  // next when a list follows path order.
+  const PathId after = tree_.end(last_);
+  if (after < tree_.size() && tree_.fqn(after) == fqn) return last_ = after;
+  // Otherwise, from the last path's deepest ancestor-or-self whose FQN is
+  // a whole leading segment of fqn, remembering its child on the way to
+  // the last path: a list of siblings names that child's next sibling.
+  const size_t common = CommonPrefix(fqn, tree_.fqn(last_));
+  PathId p = last_, previous = kNoPath;
+  size_t length = tree_.fqn(p).size();
+  while (p != 0 && !(length <= common && (length == fqn.size() || fqn[length] == '.'))) {
+    previous = p;
+    p = tree_.parent(p);
+    length = tree_.fqn(p).size();
   }
-  last_.assign(fqn);
-  PathId p = 0;
-  size_t pos = 0;
-  if (!steps_.empty()) {
-    if (steps_.back().end == fqn.size()) return steps_.back().path;
-    p = steps_.back().path;
-    pos = steps_.back().end + 1;
-  }
+  if (length == fqn.size()) return last_ = p;
+  size_t pos = p == 0 ? 0 : length + 1;
+  last_ = p;
   while (true) {
     const size_t dot = fqn.find('.', pos);
     const size_t end = dot == std::string_view::npos ? fqn.size() : dot;
     const std::string_view segment = fqn.substr(pos, end - pos);
-    // Child names are unique, so a sibling spelled like the segment is the
-    // child it names.
     const PathId next = previous == kNoPath ? kNoPath : tree_.end(previous);
     previous = kNoPath;
     if (next < tree_.size() && tree_.parent(next) == p && tree_.RelativeName(p, next) == segment) {
@@ -230,7 +229,7 @@ PathId ModuleTree::Resolver::Resolve(std::string_view fqn) {
       p = tree_.ChildBySegment(p, segment);
     }
     if (p == kNoPath) return kNoPath;
-    steps_.push_back({end, p});
+    last_ = p;
     if (dot == std::string_view::npos) return p;
     pos = dot + 1;
   }

@@ -84,11 +84,12 @@ class ModuleTree {
   ParamRef ResolveParameter(PathId from, std::string_view local) const;
 
   // Resolves FQNs one after another, each as Resolve would, but starting
-  // from the path of the longest dotted prefix it shares with the previous
-  // one: documents list siblings together ("layers.3.attn", "layers.3.mlp"),
-  // so most of an FQN's segments are not looked up again. Where the two
-  // differ, the next sibling of the previous one's path there is tried
-  // first ("layers.3.mlp" then "layers.4"): in path order, no name is
+  // from where the previous one led: documents list modules in path order
+  // ("layers.3.attn", "layers.3.mlp", "layers.4"), so the path after the
+  // previous one's subtree is tried first, as a whole FQN; otherwise the
+  // walk starts from the previous path's deepest ancestor that is a leading
+  // segment of the FQN, and where they part, the next sibling of the
+  // previous one's path there is tried first: in path order, no name is
   // hashed in a large ModuleList. Parameter names, dotted ones
   // ("gate_proj.weight") included, which layouts repeat owner after owner,
   // are split into interned names once (the document's names must not
@@ -102,10 +103,6 @@ class ModuleTree {
     ParamRef ResolveParameter(PathId from, NameId local);
 
    private:
-    struct Step {
-      size_t end;  // the resolved prefix of last_ is last_[0, end)
-      PathId path;
-    };
     // A local name split at its dots: the children's names, then the
     // slot's (a name with a leading dot takes the general path).
     struct Split {
@@ -114,9 +111,8 @@ class ModuleTree {
       SmallVector<NameId> names;
     };
     const ModuleTree& tree_;
-    std::string last_;
-    std::vector<Step> steps_;  // of last_'s leading segments, in order
-    Split splits_[16];         // direct-mapped by local name
+    PathId last_ = 0;  // the deepest path the last FQN led to
+    Split splits_[16];  // direct-mapped by local name
   };
   // A parameter slot of the module at `module` named `name`; its full name
   // is fqn(module) + "." + name (name alone at the root).
