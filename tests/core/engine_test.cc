@@ -234,6 +234,33 @@ TEST(EngineTest, PlanEntriesRepeatingTheirOwnersParamsAreCheckedAsTheOthers) {
   EXPECT_TRUE(r.ok) << r.diagnostics[0].message;
 }
 
+// A plan entry that repeats its owner's layout as it is needs no new port or
+// placement check (the owner's passed); any change to what those checks
+// read is checked again.
+TEST(EngineTest, PlanEntriesChangingTheirOwnersLayoutHaveTheirPortsAndPlacementsChecked) {
+  constexpr char kPorts[] = R"J("in_src": {"x": {"tp": "R"}}, "in_dst": {"x": {"tp": "R"}})J";
+  const std::string owner = absl::StrCat(R"J("norm": {"params": {"weight": {"tp": "R"}}, )J", kPorts, "}");
+  const std::string providers = absl::StrCat(R"J({"sharding": {)J", owner, "}}");
+  auto plan_codes = [&](std::string_view entry) {
+    return Codes(CheckDoc(Doc(providers, absl::StrCat(R"J(, "plan": {"modules": {)J", entry, "}}"))));
+  };
+  EXPECT_EQ(plan_codes(owner), std::vector<std::string>{});
+  const std::vector<std::pair<std::string, std::string>> changes = {
+      {absl::StrCat(R"J("norm": {"params": {"weight": {"tp": "R"}}, "local_compute_fn": "f", )J", kPorts, "}"),
+       "legacy-injection"},
+      {R"J("norm": {"params": {"weight": {"tp": "R"}}, "in_src": {"x": {"tp": "R"}}, "in_dst": {"y": {"tp": "R"}}})J",
+       "ports-mismatch"},
+      {R"J("norm": {"params": {"weight": {"tp": "R"}}, "in_src": {"y": {"tp": "R"}}, "in_dst": {"y": {"tp": "R"}}})J",
+       "unknown-forward-input"},
+      {absl::StrCat(R"J("norm": {"params": {"weight": {"tp": "R"}}, "out_names": ["o", "o"], )J", kPorts, "}"),
+       "duplicate-output-name"},
+      {absl::StrCat(R"J("norm": {"params": {"weight": {"tp": "R"}}, "out_src": {"o": {"zz": "R"}}, )J", kPorts, "}"),
+       "unknown-axis"},
+      {absl::StrCat(R"J("norm": {"params": {"weight": {"tp": "P"}}, )J", kPorts, "}"), "partial-parameter"},
+  };
+  for (const auto& [entry, code] : changes) EXPECT_EQ(plan_codes(entry), std::vector<std::string>{code}) << entry;
+}
+
 TEST(EngineTest, ResultJsonIsByteStable) {
   const std::string doc = Doc(kTiedSame);
   const std::string a = ResultToJson(CheckDoc(doc)), b = ResultToJson(CheckDoc(doc));
