@@ -140,6 +140,25 @@ bool CleanLayouts::Placements(const Layout& layout) {
   return true;
 }
 
+bool CleanLayouts::Ports(const ModuleTree& tree, PathId path, const Layout& layout) {
+  // The remembered ports stand for layouts with nothing else to check:
+  // legacy fields, absent params and repeated out_names are checked anew.
+  const bool plain =
+      layout.legacy_field == kNoName && layout.params && (!layout.out_names || layout.out_names->size() <= 1);
+  const bool var_keyword = tree.var_keyword(path);
+  const absl::Span<const NameId> forward = var_keyword ? absl::Span<const NameId>() : tree.forward(path);
+  if (plain && clean_ports_.in_src != nullptr && layout.in_src.get() == clean_ports_.in_src &&
+      layout.in_dst.get() == clean_ports_.in_dst && var_keyword == clean_ports_.var_keyword &&
+      forward == absl::MakeConstSpan(clean_ports_.forward)) {
+    return true;
+  }
+  DiagnosticSink found;
+  CheckPorts(tree, path, layout, found);
+  if (found.has_errors()) return false;
+  if (plain) clean_ports_ = {layout.in_src.get(), layout.in_dst.get(), var_keyword, {forward.begin(), forward.end()}};
+  return true;
+}
+
 bool CleanLayouts::ParallelAxes(const ParallelSpec& parallel) {
   if (clean_axes_ == parallel.axes) return true;
   if (!doc_.OnMeshAxes(parallel)) {
@@ -160,7 +179,7 @@ void CheckOwners(const ModuleTree& tree, const Owners& owners, DiagnosticSink& s
           DiagnosticSink& own = found[e - begin];
           // Derived out_names are unique, so the written ones are all there
           // is to check for duplicate-output-name.
-          CheckPorts(tree, owner.path, *owner.layout, own);
+          if (!screen.Ports(tree, owner.path, *owner.layout)) CheckPorts(tree, owner.path, *owner.layout, own);
           if (!screen.Placements(*owner.layout)) CheckPlacements(tree, owner.path, *owner.layout, own);
           if (owner.parallel && !tree.cached_family(owner.path)) {
             // A model provider's spec is its module's: the tree knows it.

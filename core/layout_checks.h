@@ -27,14 +27,19 @@ void CheckPlacements(const ModuleTree& tree, PathId path, const Layout& layout, 
 // Verifies that every communication axis is a mesh axis (parallel-unknown-axis).
 void CheckParallelAxes(const ModuleTree& tree, PathId path, const ParallelSpec& parallel, DiagnosticSink& sink);
 
-// Which layouts and parallel specs the two checks above have nothing to
-// report for, found without spelling a diagnostic: what the maps of a layout
-// hold is remembered per stored map (a model's millions of layouts share a
-// few, see MapStore), and the last clean list of parallel axes is kept. Not
-// thread-safe: one per task. Callers run the full check only where this says no.
+// Which layouts and parallel specs the checks above have nothing to report
+// for, found without spelling a diagnostic: what the maps of a layout hold
+// is remembered per stored map (a model's millions of layouts share a few,
+// see MapStore), and the last clean ports and list of parallel axes are
+// kept. Not thread-safe: one per task. Callers run the full check only where
+// this says no.
 class CleanLayouts {
  public:
   explicit CleanLayouts(const Document& doc) : doc_(doc) {}
+  // CheckPorts reports nothing for `layout` at `path`: the input ports and
+  // forward names of the last clean layout are kept, as owner after owner
+  // shares them.
+  bool Ports(const ModuleTree& tree, PathId path, const Layout& layout);
   // CheckPlacements reports nothing for `layout`.
   bool Placements(const Layout& layout);
   // CheckParallelAxes reports nothing for `parallel`.
@@ -55,6 +60,13 @@ class CleanLayouts {
   // layout: consecutive owners usually share all five.
   std::array<const PlacementMap*, 5> clean_maps_ = {};
   std::optional<SmallVector<NameId>> clean_axes_;
+  struct CleanPorts {
+    const PlacementMap* in_src = nullptr;
+    const PlacementMap* in_dst = nullptr;
+    bool var_keyword = false;
+    SmallVector<NameId> forward;  // empty with var_keyword
+  };
+  CleanPorts clean_ports_;
 };
 
 // Section 4 step 5 for every owner, in entry order (checked in parallel,

@@ -115,7 +115,7 @@ void CheckEntry(const ModuleTree& tree, ModuleTree::Resolver& resolver, CleanLay
   // The owner checks found the owner's own layout clean (ValidatePlan runs
   // after they found no error), and plans repeat it as it is.
   if (!SameChecked(entry.layout, *owner->layout)) {
-    CheckPorts(tree, out.path, entry.layout, out.found);
+    if (!clean.Ports(tree, out.path, entry.layout)) CheckPorts(tree, out.path, entry.layout, out.found);
     if (!clean.Placements(entry.layout)) CheckPlacements(tree, out.path, entry.layout, out.found);
   }
   // An applied family's layout must be unchanged. Otherwise section 6 checks

@@ -72,5 +72,66 @@ TEST(CleanLayoutsTest, AgreesWithTheFullChecks) {
   EXPECT_LT(clean_axes, 2 * kModules - 5);
 }
 
+// CleanLayouts::Ports answers whether CheckPorts would report anything.
+// Over modules whose forward names and input ports vary in runs (so that
+// its remembered clean ports are both reused and replaced), and whose
+// out_names, legacy fields and params vary from one to the next, checked in
+// order and then at random, it must agree with CheckPorts on each one.
+TEST(CleanLayoutsTest, PortsAgreesWithCheckPorts) {
+  const std::vector<std::string> forwards = {R"J(["x"])J", R"J(["x", "y"])J", R"J(["y"])J", R"J(["**kw"])J", R"J([])J"};
+  const std::vector<std::string> inputs = {R"J({"x": {"tp": "R"}})J", R"J({"x": {"tp": "S(0)"}})J",
+                                           R"J({"y": {"tp": "R"}})J", R"J({"x": {}, "y": {}})J"};
+  const std::vector<std::string> extras = {"",
+                                           "",
+                                           "",
+                                           R"J(, "out_names": ["o"])J",
+                                           R"J(, "out_names": ["o", "p"])J",
+                                           R"J(, "out_names": ["o", "o"])J",
+                                           R"J(, "local_compute_fn": "f")J"};
+  std::mt19937 random(5);
+  // Each port choice changes from one module to the next one time in
+  // three; the rest is drawn anew for each module.
+  auto pick = [&](const std::vector<std::string>& from, size_t& at) {
+    if (random() % 3 == 0) at = random() % from.size();
+    return from[at];
+  };
+  auto draw = [&](const std::vector<std::string>& from) { return from[random() % from.size()]; };
+  size_t forward = 0, in_src = 0, in_dst = 0;
+  constexpr int kModules = 400;
+  std::string modules, children, providers;
+  for (int i = 0; i < kModules; ++i) {
+    const std::string I = std::to_string(i);
+    absl::StrAppend(&modules, ", \"m", I, R"J(": {"forward": )J", pick(forwards, forward), "}");
+    absl::StrAppend(&children, i ? ", " : "", "\"c", I, "\": \"m", I, "\"");
+    const std::vector<std::string> has_params = {R"J("params": {}, )J", R"J("params": {}, )J", ""};
+    absl::StrAppend(&providers, i ? ", " : "", "\"c", I, "\": {", draw(has_params), R"J("in_src": )J",
+                    pick(inputs, in_src), R"J(, "in_dst": )J", pick(inputs, in_dst), draw(extras), "}");
+  }
+  const std::string text = absl::StrCat(
+      R"J({"schema": "shardplan.v1", "mesh": {"tp": 2}, "parameters": {}, "root": "root",)J",
+      R"J( "modules": {"root": {"children": {)J", children, "}}", modules, "},",
+      R"J( "providers": {"sharding": {)J", providers, "}}}");
+  ParsedDocument parsed = ParseDocument(text, Limits{});
+  ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
+  const Document& doc = *parsed.document;
+  const ModuleTree tree(doc);
+  ASSERT_EQ(doc.model_providers.size(), size_t{kModules});
+
+  CleanLayouts clean(doc);
+  int clean_ports = 0;
+  for (int step = 0; step < 2 * kModules; ++step) {
+    const FqnLayout& provider = doc.model_providers[step < kModules ? step : random() % kModules];
+    const PathId path = tree.Resolve(doc.Name(provider.fqn));
+    ASSERT_NE(path, kNoPath);
+    DiagnosticSink found;
+    CheckPorts(tree, path, provider.layout, found);
+    const bool ports = clean.Ports(tree, path, provider.layout);
+    EXPECT_EQ(ports, found.Take().empty()) << doc.Name(provider.fqn);
+    clean_ports += ports;
+  }
+  EXPECT_GT(clean_ports, 20);
+  EXPECT_LT(clean_ports, 2 * kModules - 20);
+}
+
 }  // namespace
 }  // namespace shardplan
