@@ -22,7 +22,7 @@ struct OwnerScan {
   static constexpr PathId kNested = kNoPath - 1;
   // Room for the few params of a typical layout (an MLP's three) inline.
   absl::InlinedVector<ModuleTree::ParamRef, 4> resolved;
-  SmallVector<ParamId> expected;  // deduplicated, first-seen order
+  SmallVector<ParamId> expected;  // first-seen order (a leaf owner's may repeat one)
   // omitted-parameters' message, if any (rare: behind a pointer, as the
   // applies read these one by one, a million at a time).
   std::unique_ptr<std::string> omitted_message;
@@ -33,10 +33,41 @@ struct Stamps {
   std::vector<uint32_t> expected_by, declared_by;
 };
 
-// Fills `scan` (fresh).
+// omitted-parameters' message for the owner at `root`: the parameter slots
+// of its subtree whose parameter is missing(p), in named_parameters order.
+template <typename Missing>
+std::unique_ptr<std::string> OmittedMessage(const ModuleTree& tree, PathId root, Missing missing) {
+  std::vector<std::string> names;
+  for (PathId q = root; q < tree.end(root); ++q) {
+    for (const auto& [name, p] : tree.params(q)) {
+      if (missing(p)) names.push_back(msg::FullName(tree.RelativeName(root, q), tree.doc().Name(name)));
+    }
+  }
+  return std::make_unique<std::string>(msg::OmittedParameters(tree.fqn(root), {names.begin(), names.end()}));
+}
+
+// Fills `scan` (fresh) for an owner whose module has no child module and
+// that declares at most kFew params: its expected parameters are its own,
+// no owner nests in it, and each is looked for among the few declared. A
+// million such owners need no stamps.
+constexpr size_t kFew = 4;
+void ScanLeafOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, const Owner& owner, bool check_omissions,
+                   OwnerScan& scan) {
+  const PathId root = owner.path;
+  for (const auto& [name, p] : tree.params(root)) scan.expected.push_back(p);
+  for (const PlacementEntry& entry : *scan.params) scan.resolved.push_back(resolver.ResolveParameter(root, entry.name));
+  auto undeclared = [&](ParamId p) {
+    return std::none_of(scan.resolved.begin(), scan.resolved.end(),
+                        [&](const ModuleTree::ParamRef& ref) { return ref.module_path != kNoPath && ref.param == p; });
+  };
+  if (check_omissions && std::any_of(scan.expected.begin(), scan.expected.end(), undeclared)) {
+    scan.omitted_message = OmittedMessage(tree, root, undeclared);
+  }
+}
+
+// Fills `scan` (fresh), with `stamp` for this owner in the thread's stamps.
 void ScanOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, const std::vector<bool>& owner_at,
                const Owner& owner, uint32_t stamp, bool check_omissions, Stamps& stamps, OwnerScan& scan) {
-  const Document& doc = tree.doc();
   const PathId root = owner.path;
   // Expected: parameters named by a path not under a nested owner.
   for (PathId q = root; q < tree.end(root);) {
@@ -52,10 +83,7 @@ void ScanOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, const std
     }
     ++q;
   }
-  const PlacementMap& params = *owner.layout->params;
-  scan.params = &params;
-  scan.resolved.reserve(params.size());
-  for (const PlacementEntry& entry : params) {
+  for (const PlacementEntry& entry : *scan.params) {
     ModuleTree::ParamRef ref = resolver.ResolveParameter(root, entry.name);
     if (ref.module_path != kNoPath) {
       stamps.declared_by[ref.param] = stamp;
@@ -69,16 +97,9 @@ void ScanOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, const std
   const bool omits = std::any_of(scan.expected.begin(), scan.expected.end(),
                                  [&](ParamId p) { return stamps.declared_by[p] != stamp; });
   if (omits) {
-    std::vector<std::string> names;
-    for (PathId q = root; q < tree.end(root); ++q) {
-      for (const auto& [name, p] : tree.params(q)) {
-        if (stamps.expected_by[p] == stamp && stamps.declared_by[p] != stamp) {
-          names.push_back(msg::FullName(tree.RelativeName(root, q), doc.Name(name)));
-        }
-      }
-    }
-    scan.omitted_message =
-        std::make_unique<std::string>(msg::OmittedParameters(tree.fqn(root), {names.begin(), names.end()}));
+    scan.omitted_message = OmittedMessage(tree, root, [&](ParamId p) {
+      return stamps.expected_by[p] == stamp && stamps.declared_by[p] != stamp;
+    });
   }
 }
 
@@ -117,12 +138,20 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
     return Stamps{std::vector<uint32_t>(param_count, 0), std::vector<uint32_t>(param_count, 0)};
   });
   auto scan_owners = [&](size_t begin, size_t end, OwnerScan* scans) {
-    Stamps& local = stamps.local();
+    Stamps* local = nullptr;  // built on the first owner that needs them
     ModuleTree::Resolver resolver(tree);
     for (size_t e = begin; e < end; ++e) {
-      if (!entries[e].layout->params) continue;
-      ScanOwner(tree, resolver, owner_at, entries[e], static_cast<uint32_t>(e + 1), check_omissions, local,
-                scans[e - begin]);
+      const Owner& owner = entries[e];
+      if (!owner.layout->params) continue;
+      OwnerScan& scan = scans[e - begin];
+      scan.params = &*owner.layout->params;
+      scan.resolved.reserve(scan.params->size());
+      if (tree.end(owner.path) == owner.path + 1 && scan.params->size() <= kFew) {
+        ScanLeafOwner(tree, resolver, owner, check_omissions, scan);
+        continue;
+      }
+      if (local == nullptr) local = &stamps.local();
+      ScanOwner(tree, resolver, owner_at, owner, static_cast<uint32_t>(e + 1), check_omissions, *local, scan);
     }
   };
   using Outcome = Declarations::Outcome;

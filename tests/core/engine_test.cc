@@ -174,6 +174,27 @@ TEST(EngineTest, OmissionsAreTheSameForSmallAndLargeOwners) {
   }
 }
 
+// A module without children that declares a few params is claimed without
+// the per-thread stamps, one that declares more with them: the same
+// findings either way. The omitted weight is parameter 0, which unknown
+// parameters must not be taken to declare.
+TEST(EngineTest, OmissionsOfLeafOwnersAreTheSameWithFewAndManyDeclarations) {
+  for (int unknown : {0, 1, 3, 4, 6}) {
+    std::string declared = R"J("bias": {})J";
+    for (int i = 0; i < unknown; ++i) absl::StrAppend(&declared, ", \"u", i, "\": {}");
+    const std::string doc = absl::StrCat(
+        R"J({"schema": "shardplan.v1", "mesh": {"tp": 2}, "parameters": {"w": {}, "b": {}, "s": {}},)J",
+        R"J( "root": "model", "modules": {"model": {"children": {"lin": "lin"}},)J",
+        R"J( "lin": {"forward": ["x"], "params": {"weight": "w", "bias": "b", "scale": "s", "again": "b"}}},)J",
+        R"J( "providers": {"sharding": {"lin": {"params": {)J", declared, R"J(}, "in_src": {}, "in_dst": {}}}}})J");
+    Result r = CheckDoc(doc);
+    std::vector<std::string> codes(unknown, "unknown-parameter");
+    codes.push_back("omitted-parameters");
+    ASSERT_EQ(Codes(r), codes) << "unknown=" << unknown;
+    EXPECT_EQ(r.diagnostics.back().message, msg::OmittedParameters("lin", {"weight", "scale"})) << unknown;
+  }
+}
+
 TEST(EngineTest, PlanIsCheckedOnlyWhenCollectionSucceeded) {
   std::string plan = R"J(, "plan": {"modules": {"embed": {"params": {}, "in_src": {}, "in_dst": {}}}})J";
   Result failed = CheckDoc(Doc(R"J({"sharding": {"embed": {"params": {}, "in_src": {}, "in_dst": {}}}})J", plan));
