@@ -54,8 +54,15 @@ constexpr size_t kFew = 4;
 void ScanLeafOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, const Owner& owner, bool check_omissions,
                    OwnerScan& scan) {
   const PathId root = owner.path;
-  for (const auto& [name, p] : tree.params(root)) scan.expected.push_back(p);
-  for (const PlacementEntry& entry : *scan.params) scan.resolved.push_back(resolver.ResolveParameter(root, entry.name));
+  const absl::Span<const ModuleTree::Slot> slots = tree.params(root);
+  for (const auto& [name, p] : slots) scan.expected.push_back(p);
+  for (const PlacementEntry& entry : *scan.params) {
+    // A slot's name has no dot: one spelled like the param is the one it
+    // names. The resolver answers the rest (none, or a dotted name).
+    auto slot = std::find_if(slots.begin(), slots.end(), [&](const ModuleTree::Slot& s) { return s.first == entry.name; });
+    scan.resolved.push_back(slot != slots.end() ? ModuleTree::ParamRef{root, slot->first, slot->second}
+                                                : resolver.ResolveParameter(root, entry.name));
+  }
   auto undeclared = [&](ParamId p) {
     return std::none_of(scan.resolved.begin(), scan.resolved.end(),
                         [&](const ModuleTree::ParamRef& ref) { return ref.module_path != kNoPath && ref.param == p; });
