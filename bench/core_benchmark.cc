@@ -15,6 +15,8 @@
 //
 // All times are wall-clock (UseRealTime): the engine may use several threads,
 // and items/s and bytes/s are computed from the same wall time.
+#include <sys/resource.h>
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -147,6 +149,30 @@ const Model* ModelOrSkip(benchmark::State& state, ModelKind kind) {
   return &m;
 }
 
+// Counts the minor page faults of the process (all threads) in the timed
+// loop, and reports them per iteration as `page_faults`: what fresh memory
+// a phase takes, which costs about 1.5 us per 4 KiB page on the VMs of
+// docs/performance.md.
+class PageFaults {
+ public:
+  PageFaults() : since_(Now()) {}
+  void Pause() { counted_ += Now() - since_; }
+  void Resume() { since_ = Now(); }
+  void Report(benchmark::State& state) {
+    Pause();
+    state.counters["page_faults"] = benchmark::Counter(static_cast<double>(counted_), benchmark::Counter::kAvgIterations);
+  }
+
+ private:
+  static int64_t Now() {
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_minflt;
+  }
+  int64_t since_;
+  int64_t counted_ = 0;
+};
+
 void SetItems(benchmark::State& state, int64_t per_iteration) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * per_iteration);
 }
@@ -158,6 +184,7 @@ void SetItems(benchmark::State& state, int64_t per_iteration) {
 void BM_Parse(benchmark::State& state, ModelKind kind) {
   const Model* m = ModelOrSkip(state, kind);
   if (m == nullptr) return;
+  PageFaults faults;
   for (auto _ : state) {
     ParsedDocument parsed = ParseDocument(m->json, Limits{});
     if (parsed.error) {
@@ -166,6 +193,7 @@ void BM_Parse(benchmark::State& state, ModelKind kind) {
     }
     benchmark::DoNotOptimize(parsed.document.get());
   }
+  faults.Report(state);
   SetItems(state, m->paths);
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(m->json.size()));
 }
@@ -175,10 +203,12 @@ void BM_Parse(benchmark::State& state, ModelKind kind) {
 void BM_BuildTree(benchmark::State& state, ModelKind kind) {
   const Model* m = ModelOrSkip(state, kind);
   if (m == nullptr) return;
+  PageFaults faults;
   for (auto _ : state) {
     ModuleTree tree(*m->doc);
     benchmark::DoNotOptimize(tree.size());
   }
+  faults.Report(state);
   SetItems(state, m->paths);
 }
 
@@ -187,6 +217,7 @@ void BM_BuildTree(benchmark::State& state, ModelKind kind) {
 void BM_Collect(benchmark::State& state, ModelKind kind) {
   const Model* m = ModelOrSkip(state, kind);
   if (m == nullptr) return;
+  PageFaults faults;
   for (auto _ : state) {
     Owners owners(m->doc->modules.size());
     DiagnosticSink sink;
@@ -197,6 +228,7 @@ void BM_Collect(benchmark::State& state, ModelKind kind) {
       break;
     }
   }
+  faults.Report(state);
   SetItems(state, m->paths);
 }
 
@@ -205,6 +237,7 @@ void BM_Collect(benchmark::State& state, ModelKind kind) {
 void BM_Nesting(benchmark::State& state, ModelKind kind) {
   const Model* m = ModelOrSkip(state, kind);
   if (m == nullptr) return;
+  PageFaults faults;
   for (auto _ : state) {
     DiagnosticSink sink;
     CheckNesting(*m->tree, *m->collected, sink);
@@ -213,6 +246,7 @@ void BM_Nesting(benchmark::State& state, ModelKind kind) {
       break;
     }
   }
+  faults.Report(state);
   SetItems(state, m->owners);
 }
 
@@ -221,6 +255,7 @@ void BM_Nesting(benchmark::State& state, ModelKind kind) {
 void BM_OwnerChecks(benchmark::State& state, ModelKind kind) {
   const Model* m = ModelOrSkip(state, kind);
   if (m == nullptr) return;
+  PageFaults faults;
   for (auto _ : state) {
     DiagnosticSink sink;
     CheckOwners(*m->tree, *m->collected, sink);
@@ -229,6 +264,7 @@ void BM_OwnerChecks(benchmark::State& state, ModelKind kind) {
       break;
     }
   }
+  faults.Report(state);
   SetItems(state, m->owners);
 }
 
@@ -241,13 +277,16 @@ void BM_Claims(benchmark::State& state, ModelKind kind) {
   const Model* m = ModelOrSkip(state, kind);
   if (m == nullptr) return;
   std::unique_ptr<Owners> owners;
+  PageFaults faults;
   for (auto _ : state) {
     state.PauseTiming();
+    faults.Pause();
     owners.reset();
     owners = std::make_unique<Owners>(m->doc->modules.size());
     DiagnosticSink collect_sink;
     CollectOwners(*m->tree, *owners, collect_sink);
     DiagnosticSink sink;
+    faults.Resume();
     state.ResumeTiming();
     Claims claims = AssignParameters(*m->tree, *owners, m->all_added, sink);
     benchmark::DoNotOptimize(claims);
@@ -256,6 +295,7 @@ void BM_Claims(benchmark::State& state, ModelKind kind) {
       break;
     }
   }
+  faults.Report(state);
   SetItems(state, m->param_paths);
   state.counters["param_paths"] = static_cast<double>(m->param_paths);
 }
@@ -270,6 +310,7 @@ void BM_PlanCheck(benchmark::State& state, ModelKind kind) {
     state.SkipWithError("the document has no plan");
     return;
   }
+  PageFaults faults;
   for (auto _ : state) {
     DiagnosticSink sink;
     ValidatePlan(*m->tree, *m->claimed, *m->claims, *m->doc->plan, sink);
@@ -278,6 +319,7 @@ void BM_PlanCheck(benchmark::State& state, ModelKind kind) {
       break;
     }
   }
+  faults.Report(state);
   SetItems(state, m->plan_entries);
 }
 
@@ -287,6 +329,7 @@ void BM_EndToEnd(benchmark::State& state, ModelKind kind) {
   const Model* m = ModelOrSkip(state, kind);
   if (m == nullptr) return;
   size_t out_bytes = 0;
+  PageFaults faults;
   for (auto _ : state) {
     absl::StatusOr<Result> r = Check(m->json, CheckOptions{});
     if (!r.ok() || !r->ok) {
@@ -297,6 +340,7 @@ void BM_EndToEnd(benchmark::State& state, ModelKind kind) {
     out_bytes = out.size();
     benchmark::DoNotOptimize(out.data());
   }
+  faults.Report(state);
   SetItems(state, m->paths);
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(m->json.size()));
   state.counters["result_bytes"] = static_cast<double>(out_bytes);
