@@ -20,8 +20,6 @@ namespace {
 
 const ParallelSpec* OrNull(const std::optional<ParallelSpec>& spec) { return spec ? &*spec : nullptr; }
 
-NameId BindingKind(const ParallelSpec* spec) { return spec ? spec->binding_kind : kNoName; }
-
 class Collector {
  public:
   Collector(const ModuleTree& tree, Owners& owners, DiagnosticSink& sink)
@@ -137,11 +135,9 @@ void Collector::ModelProviders() {
     }
   }
   owners_.AddReserved([&](size_t k, Owner& owner) {
-    owner.kind = OwnerKind::kModel;
     owner.layout = &providers[added[k]].layout;
     // The module's own spec, read from the tree's packed facts.
     owner.parallel = tree_.parallel(owner.path);
-    owner.binding_kind = tree_.binding_kind(owner.path);
   });
 }
 
@@ -174,9 +170,7 @@ void Collector::Families() {
     if (Admit(p, *layout, UnknownOutputs(*layout))) added.emplace_back(layout, parallel);
   }
   owners_.AddReserved([&](size_t k, Owner& owner) {
-    owner.kind = OwnerKind::kFamily;
     std::tie(owner.layout, owner.parallel) = added[k];
-    owner.binding_kind = BindingKind(owner.parallel);
   });
 }
 
@@ -367,10 +361,8 @@ void Collector::NativeRequests() {
       }
     }
     owners_.AddReserved([&](size_t, Owner& owner) {
-      owner.kind = OwnerKind::kNative;
       owner.layout = &request.sharding;
       owner.parallel = OrNull(request.parallel);
-      owner.binding_kind = BindingKind(owner.parallel);
     });
   }
 }
@@ -391,13 +383,21 @@ void CheckNesting(const ModuleTree& tree, const Owners& owners, DiagnosticSink& 
   const NameId none = doc.names.Find("none");
   const NameId mesh = doc.names.Find("mesh");
   const absl::Span<const Owner> entries = owners.InOrder();
-  // Entry index (in order) of the active owner at each path.
+  // Each entry's binding kind (kNoName when inactive), and the entry index
+  // (in order) of the active owner at each path. A model provider's spec is
+  // its module's, whose kind the tree keeps packed: a Module is a cache miss.
+  std::vector<NameId> kinds(entries.size());
   std::vector<uint32_t> active_at(tree.size(), UINT32_MAX);
-  auto active = [&](const Owner& o) { return o.binding_kind != kNoName && o.binding_kind != none; };
   // Owners have distinct paths: each index is written once.
   ParallelFor(entries.size(), 4096, [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
-      if (active(entries[i])) active_at[entries[i].path] = static_cast<uint32_t>(i);
+      const Owner& o = entries[i];
+      NameId kind = kNoName;
+      if (o.parallel != nullptr) {
+        kind = o.parallel == tree.parallel(o.path) ? tree.binding_kind(o.path) : o.parallel->binding_kind;
+      }
+      kinds[i] = kind == none ? kNoName : kind;
+      if (kinds[i] != kNoName) active_at[o.path] = static_cast<uint32_t>(i);
     }
   });
   // In parallel: the (inner, outer) entry pairs of overlapping active
@@ -405,14 +405,13 @@ void CheckNesting(const ModuleTree& tree, const Owners& owners, DiagnosticSink& 
   using Overlap = std::pair<uint32_t, uint32_t>;
   const std::vector<Overlap> overlaps =
       ParallelGather<Overlap>(0, entries.size(), 4096, [&](size_t e, std::vector<Overlap>& found) {
-        const Owner& inner = entries[e];
-        if (!active(inner)) return;
-        const NameId kind = inner.binding_kind;
+        const NameId kind = kinds[e];
+        if (kind == kNoName) return;
         const size_t from = found.size();
-        for (PathId a = tree.parent(inner.path); a != kNoPath; a = tree.parent(a)) {
+        for (PathId a = tree.parent(entries[e].path); a != kNoPath; a = tree.parent(a)) {
           const uint32_t i = active_at[a];
           if (i == UINT32_MAX) continue;
-          const NameId pkind = entries[i].binding_kind;
+          const NameId pkind = kinds[i];
           if (kind == pkind || kind == mesh || pkind == mesh) found.emplace_back(static_cast<uint32_t>(e), i);
         }
         if (found.size() - from > 1) std::sort(found.begin() + from, found.end());

@@ -1,6 +1,7 @@
 #include "core/owners.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "core/name_set.h"
 
@@ -18,6 +19,21 @@ std::optional<SmallVector<NameId>> NormalizedOutNames(const Layout& layout) {
     }
   }
   return names;
+}
+
+OwnerKind KindOf(const Owner& owner, const ModuleTree& tree) {
+  const Document& doc = tree.doc();
+  const std::less_equal<const Layout*> at_most;
+  if (!doc.native.empty() && at_most(&doc.native.front().sharding, owner.layout) &&
+      at_most(owner.layout, &doc.native.back().sharding)) {
+    return OwnerKind::kNative;
+  }
+  const Family* family = doc.modules[tree.module(owner.path)].family.get();
+  if (family != nullptr && ((family->sharding && owner.layout == &*family->sharding) ||
+                            (family->cached && owner.layout == &family->cached->sharding))) {
+    return OwnerKind::kFamily;
+  }
+  return OwnerKind::kModel;
 }
 
 Owners::Owners(size_t module_count) : index_(module_count, kNone) {

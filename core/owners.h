@@ -20,21 +20,23 @@ enum class OwnerKind : uint8_t { kModel, kFamily, kNative };
 
 // An owner refers to its layout and parallel spec in the document (native
 // requests share theirs among all their owners) and to what claims made of
-// its layout's params (Claims::declared): 32 bytes, read by every check at
-// up to a million owners.
+// its layout's params (Claims::declared): 24 bytes, read by every check at
+// up to a million owners. What kind of owner it is follows from where its
+// layout lies (KindOf).
 struct Owner {
   PathId path;  // the entry's FQN (its module: ModuleTree::module(path))
-  // parallel->binding_kind (kNoName without a parallel spec), which the
-  // nesting check reads for every owner, copied.
-  NameId binding_kind = kNoName;
   // Where claims put what they made of each of layout->params
   // (Declarations); kNotClaimed before claims or without params.
   static constexpr uint32_t kNotClaimed = UINT32_MAX;
   uint32_t declared = kNotClaimed;
-  OwnerKind kind;
   const Layout* layout;
   const ParallelSpec* parallel;  // null when none
 };
+
+// Which collection step added `owner`, collected from `tree`'s document: a
+// native request's layout lies in the document's native requests, a
+// family's in its module's family, a model provider's elsewhere.
+OwnerKind KindOf(const Owner& owner, const ModuleTree& tree);
 
 // The out_names of a layout after output normalization: its own, else the
 // names of its out_src then out_dst ports, each once, in order (nullopt when

@@ -232,7 +232,7 @@ BuiltPlan BuildPlan(Document& doc, const ModuleTree& tree, absl::Span<const Owne
   BuiltPlan plan;
   for (const Owner& o : owners) {
     plan.entries.push_back({doc.names.Intern(tree.fqn(o.path)), Reduced(o, declared, *doc.maps)});
-    plan.provenance.push_back({std::string(KindName(o.kind))});
+    plan.provenance.push_back({std::string(KindName(KindOf(o, tree)))});
   }
   TemplatePlanner templates(doc, tree, sink);
   templates.MarkOwned(owners);

@@ -57,19 +57,18 @@ TEST(OwnersTest, ReservedEntriesAreWrittenInReservationOrder) {
   EXPECT_TRUE(owners.Has(0));
   EXPECT_FALSE(owners.Has(1));
   owners.AddReserved([](size_t k, Owner& o) {
-    EXPECT_EQ(o.binding_kind, kNoName);
     EXPECT_EQ(o.declared, Owner::kNotClaimed);
-    o.kind = k == 0 ? OwnerKind::kNative : OwnerKind::kModel;
+    o.declared = static_cast<uint32_t>(k);
   });
   ASSERT_NE(owners.Find(2), nullptr);
   EXPECT_EQ(owners.Find(2)->path, 5u);
-  EXPECT_EQ(owners.Find(2)->kind, OwnerKind::kNative);
+  EXPECT_EQ(owners.Find(2)->declared, 0u);
   EXPECT_EQ(owners.Find(0)->path, 6u);
-  EXPECT_EQ(owners.Find(0)->kind, OwnerKind::kModel);
+  EXPECT_EQ(owners.Find(0)->declared, 1u);
   EXPECT_EQ(owners.size(), 2u);
   // A second batch goes after the first.
   owners.Reserve(7, 3);
-  owners.AddReserved([](size_t k, Owner& o) { EXPECT_EQ(k, 0u); o.kind = OwnerKind::kFamily; });
+  owners.AddReserved([](size_t k, Owner&) { EXPECT_EQ(k, 0u); });
   std::vector<PathId> paths;
   for (const Owner& o : std::as_const(owners).InOrder()) paths.push_back(o.path);
   EXPECT_EQ(paths, (std::vector<PathId>{5, 6, 7}));

@@ -73,9 +73,9 @@ struct Planned {
   }
 };
 
-Planned Plan(std::string_view extra) {
+Planned PlanText(const std::string& text) {
   Planned out;
-  ParsedDocument parsed = ParseDocument(Doc(extra), {});
+  ParsedDocument parsed = ParseDocument(text, {});
   EXPECT_FALSE(parsed.error.has_value()) << parsed.error->message;
   out.doc = std::move(parsed.document);
   out.tree = std::make_unique<ModuleTree>(*out.doc);
@@ -87,6 +87,38 @@ Planned Plan(std::string_view extra) {
   ReportUnplanned(*out.tree, out.plan.entries, sink);
   out.diagnostics = sink.Take();
   return out;
+}
+
+Planned Plan(std::string_view extra) { return PlanText(Doc(extra)); }
+
+// An owner's provenance says how collection found it: a model provider, a
+// family (cached or not) or a native request (the first and the last).
+TEST(PlannerTest, OwnersProvenanceNamesTheirKind) {
+  const std::string providers = R"J(, "providers": {
+      "sharding": {"embed": {"params": {"weight": {"tp": "R"}}, "in_src": {}, "in_dst": {}}},
+      "native": [{"match": ["layers.0.mlp.up_proj"], "sharding": {"params": {"weight": {}, "bias": {}}, "in_src": {}, "in_dst": {}}},
+                 {"match": ["nowhere"], "sharding": {"params": {}, "in_src": {}, "in_dst": {}}},
+                 {"match": ["*.down_proj"], "sharding": {"params": {"weight": {}}, "in_src": {}, "in_dst": {}}}]})J";
+  const std::string cached = R"J("family": {"sharding": {"params": {"q": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}},
+      "cached": {"sharding": {"params": {"q": {"tp": "S(0)"}}, "in_src": {"hidden": {}}, "in_dst": {"hidden": {}}}}})J";
+  std::string text = Doc(providers);
+  for (bool cache : {false, true}) {
+    if (cache) {
+      const std::string plain = R"J("family": {"sharding": {"params": {"q": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}}})J";
+      ASSERT_NE(text.find(plain), std::string::npos);
+      text.replace(text.find(plain), plain.size(), cached);
+    }
+    Planned p = PlanText(text);
+    EXPECT_EQ(p.Codes(), (std::vector<std::string>{"error:native-no-match"})) << cache;
+    auto provenance = [&](std::string_view fqn) {
+      const std::string entry = p.Entry(fqn);
+      return entry.substr(entry.rfind("<- ") + 3);
+    };
+    EXPECT_EQ(provenance("embed"), "owned:model");
+    EXPECT_EQ(provenance("layers.0.attn"), "owned:family") << cache;
+    EXPECT_EQ(provenance("layers.0.mlp.up_proj"), "owned:native");
+    EXPECT_EQ(provenance("layers.0.mlp.down_proj"), "owned:native");
+  }
 }
 
 TEST(PlannerTest, OwnersEnterFirstThenTemplatesOnTheRest) {
