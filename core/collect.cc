@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -51,6 +52,12 @@ class Collector {
   // Marks every module in the subtree of any family boundary; then, per
   // module, whether its own subtree contains such a module.
   std::vector<bool> TouchesFamilySubtree() const;
+  // Whether a request (its patterns' `hits`, the first pattern's index
+  // `g`) adds every module it hits, without a diagnostic: no module is hit
+  // twice, lies in a family's subtree or has an owner. Checked in parallel;
+  // when false, the hits' modules are left unmarked (0 in `hit_by`).
+  bool AllAdmitted(absl::Span<const absl::Span<const PathId>> hits, uint32_t g, const std::vector<bool>& touches_family,
+                   std::vector<uint32_t>& hit_by) const;
   // For each pattern, every path whose FQN it matches, in named_modules
   // order (none for a literal pattern); matched in parallel over chunks of
   // paths.
@@ -326,45 +333,93 @@ void Collector::NativeRequests() {
     for (NameId pattern : request.match) globs.emplace_back(doc_.Name(pattern));
   }
   const std::vector<std::vector<PathId>> matches = MatchingPaths(globs);
-  size_t g = 0;
   const std::vector<bool> touches_family = TouchesFamilySubtree();
-  std::vector<uint32_t> matched_by(doc_.modules.size(), 0);  // request index + 1
-  for (uint32_t r = 0; r < doc_.native.size(); ++r) {
-    const NativeRequest& request = doc_.native[r];
+  // Per module: 1 + the index (over all requests' patterns) of the last
+  // pattern that hit it; a request's patterns have the largest so far.
+  std::vector<uint32_t> hit_by(doc_.modules.size(), 0);
+  uint32_t g = 0;  // the index of the request's first pattern
+  for (const NativeRequest& request : doc_.native) {
     const std::vector<std::string_view> unknown_outputs = UnknownOutputs(request.sharding);
-    for (size_t k = 0; k < request.match.size(); ++k, ++g) {
-      const std::string_view pattern = doc_.Name(request.match[k]);
-      bool any = false;
-      auto hit = [&](PathId p) {
-        any = true;
-        const ModuleId m = tree_.module(p);
-        if (matched_by[m] == r + 1) return;
-        matched_by[m] = r + 1;
-        if (touches_family[m]) {
-          dropped_ = true;
-          Diagnostic& d = sink_.Error("native-overlaps-family", msg::NativeOverlapsFamily(tree_.fqn(p)));
-          d.fqn = std::string(tree_.fqn(p));
-          d.pointer = request.pointer;
-          return;
-        }
-        Admit(p, request.sharding, unknown_outputs);
-      };
-      if (globs[g].is_literal()) {
-        if (PathId p = tree_.Resolve(pattern); p != kNoPath && tree_.fqn(p) == pattern) hit(p);
-      } else {
-        for (PathId p : matches[g]) hit(p);
+    // Each pattern's hits, in path order; a literal pattern's is the path
+    // it spells, if any.
+    const size_t patterns = request.match.size();
+    std::vector<absl::Span<const PathId>> hits(patterns);
+    std::vector<PathId> literal(patterns, kNoPath);
+    for (size_t k = 0; k < patterns; ++k) {
+      if (!globs[g + k].is_literal()) {
+        hits[k] = matches[g + k];
+        continue;
       }
-      if (!any) {
-        dropped_ = true;
-        Diagnostic& d = sink_.Error("native-no-match", msg::NativeNoMatch(pattern));
-        d.pointer = absl::StrCat(request.pointer, "/match/", k);
+      const std::string_view pattern = doc_.Name(request.match[k]);
+      if (PathId p = tree_.Resolve(pattern); p != kNoPath && tree_.fqn(p) == pattern) {
+        literal[k] = p;
+        hits[k] = absl::MakeConstSpan(&literal[k], 1);
+      }
+    }
+    auto no_match = [&](size_t k) {
+      dropped_ = true;
+      Diagnostic& d = sink_.Error("native-no-match", msg::NativeNoMatch(doc_.Name(request.match[k])));
+      d.pointer = absl::StrCat(request.pointer, "/match/", k);
+    };
+    if (unknown_outputs.empty() && AllAdmitted(hits, g, touches_family, hit_by)) {
+      for (size_t k = 0; k < patterns; ++k) {
+        if (hits[k].empty()) no_match(k);
+        owners_.ReserveAll(hits[k], [&](PathId p) { return tree_.module(p); });
+      }
+    } else {
+      for (size_t k = 0; k < patterns; ++k) {
+        // A module hit twice by the request (by two patterns, or at two
+        // paths) is added once.
+        const uint32_t mark = g + static_cast<uint32_t>(k) + 1;
+        for (PathId p : hits[k]) {
+          const ModuleId m = tree_.module(p);
+          if (hit_by[m] > g) continue;
+          hit_by[m] = mark;
+          if (touches_family[m]) {
+            dropped_ = true;
+            Diagnostic& d = sink_.Error("native-overlaps-family", msg::NativeOverlapsFamily(tree_.fqn(p)));
+            d.fqn = std::string(tree_.fqn(p));
+            d.pointer = request.pointer;
+            continue;
+          }
+          Admit(p, request.sharding, unknown_outputs);
+        }
+        if (hits[k].empty()) no_match(k);
       }
     }
     owners_.AddReserved([&](size_t, Owner& owner) {
       owner.layout = &request.sharding;
       owner.parallel = OrNull(request.parallel);
     });
+    g += static_cast<uint32_t>(patterns);
   }
+}
+
+bool Collector::AllAdmitted(absl::Span<const absl::Span<const PathId>> hits, uint32_t g,
+                            const std::vector<bool>& touches_family, std::vector<uint32_t>& hit_by) const {
+  // Each hit marks its module with its pattern (the stores of two hits of
+  // one module race, relaxed: either may stay); a hit that then finds
+  // another pattern's mark shares its module. Without shared modules, a
+  // pattern hits a module at most once.
+  if (tree_.shared()) return false;  // two paths of a module would carry one mark
+  auto for_each_hit = [&](auto&& visit) {
+    for (size_t k = 0; k < hits.size(); ++k) {
+      const uint32_t mark = g + static_cast<uint32_t>(k) + 1;
+      ParallelFor(hits[k].size(), 1024, [&](size_t begin, size_t end) {
+        for (size_t i = begin; i < end; ++i) visit(tree_.module(hits[k][i]), mark);
+      });
+    }
+  };
+  for_each_hit([&](ModuleId m, uint32_t mark) { __atomic_store_n(&hit_by[m], mark, __ATOMIC_RELAXED); });
+  std::atomic<bool> admitted{true};
+  for_each_hit([&](ModuleId m, uint32_t mark) {
+    if (__atomic_load_n(&hit_by[m], __ATOMIC_RELAXED) != mark || touches_family[m] || owners_.Has(m)) {
+      admitted.store(false, std::memory_order_relaxed);
+    }
+  });
+  if (admitted.load()) return true;
+  for_each_hit([&](ModuleId m, uint32_t) { __atomic_store_n(&hit_by[m], 0, __ATOMIC_RELAXED); });
+  return false;
 }
 
 }  // namespace

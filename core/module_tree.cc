@@ -89,7 +89,11 @@ ModuleTree::ModuleTree(const Document& doc) : doc_(doc), first_path_(doc.modules
     fqn_offset_.push_back(fqn_data_.size());
     child_begin_.push_back(static_cast<uint32_t>(child_paths_.size()));
     child_paths_.resize(child_paths_.size() + doc_.modules[m].children.size(), kNoPath);
-    if (first_path_[m] == kNoPath) first_path_[m] = p;
+    if (first_path_[m] == kNoPath) {
+      first_path_[m] = p;
+    } else {
+      shared_ = true;
+    }
     return p;
   };
 

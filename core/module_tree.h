@@ -33,6 +33,8 @@ class ModuleTree {
   size_t size() const { return module_.size(); }
   // Whether every path's FQN is ASCII.
   bool ascii() const { return ascii_; }
+  // Whether some module has several paths (a shared module).
+  bool shared() const { return shared_; }
 
   ModuleId module(PathId p) const { return module_[p]; }
   PathId parent(PathId p) const { return parent_[p]; }
@@ -170,6 +172,7 @@ class ModuleTree {
   std::vector<uint64_t> fqn_offset_;  // size() + 1 entries
   std::string fqn_data_;
   bool ascii_ = false;
+  bool shared_ = false;
   std::vector<uint32_t> child_begin_;
   std::vector<PathId> child_paths_;
   std::vector<PathId> first_path_;

@@ -57,10 +57,24 @@ class Owners {
   // entry) at `path`, and Has(module) is true at once; AddReserved(fill)
   // then writes every reserved entry, calling fill(k, owner) for the kth
   // one (path set, the rest as in a fresh Owner) in parallel. In between,
-  // only Has, Reserve and Remove (of an entry added before) may be called.
+  // only Has, Reserve, ReserveAll and Remove (of an entry added before) may
+  // be called.
   void Reserve(PathId path, ModuleId module) {
     index_[module] = static_cast<uint32_t>(entries_.size() + reserved_.size());
     reserved_.push_back(path);
+  }
+  // Reserve(paths[k], module_of(paths[k])) for every k in order, written
+  // in parallel: the modules must be distinct.
+  template <typename ModuleOf>
+  void ReserveAll(absl::Span<const PathId> paths, ModuleOf&& module_of) {
+    const size_t first = reserved_.size(), base = entries_.size() + first;
+    reserved_.resize(first + paths.size());
+    ParallelFor(paths.size(), 1024, [&](size_t begin, size_t end) {
+      for (size_t k = begin; k < end; ++k) {
+        reserved_[first + k] = paths[k];
+        index_[module_of(paths[k])] = static_cast<uint32_t>(base + k);
+      }
+    });
   }
   template <typename Fill>
   void AddReserved(Fill&& fill) {

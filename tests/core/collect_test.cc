@@ -55,5 +55,83 @@ TEST(CollectTest, NativeMatchesAreThePathsThePatternMatches) {
   }
 }
 
+// Native requests add owners request by request, pattern by pattern, each
+// pattern's hits in path order, a module hit twice by one request once; a
+// module with an owner already is multiple-owners, a pattern without a hit
+// native-no-match. Whether a request's hits are all added (checked and
+// reserved in parallel) or not, and with a shared module or without, the
+// owners and diagnostics are those of that rule, applied one hit at a time.
+TEST(CollectTest, NativeRequestsAddEachModuleOnceInPatternOrder) {
+  const std::vector<std::vector<std::string>> requests = {
+      {"blocks.2?", "nothing*", "blocks.3*.lin"},  // all added
+      {"blocks.1*", "blocks.*.lin"},               // hits twice, and owned modules
+      {"s*", "blocks.4"},                          // the shared module, if any
+      {"blocks.5?", "blocks.55"},                  // hits a module twice
+      {"blocks.6?", "blocks.20"},                  // hits an owned module
+  };
+  for (bool shared : {false, true}) {
+    std::string children, modules;
+    for (int b = 0; b < 2500; ++b) {
+      absl::StrAppend(&children, b ? ", " : "", "\"", b, "\": \"b", b, "\"");
+      absl::StrAppend(&modules, ", \"b", b, "\": {\"children\": {\"lin\": \"b", b, ".lin\"}}, \"b", b, ".lin\": {}");
+    }
+    std::string native;
+    for (const std::vector<std::string>& patterns : requests) {
+      std::string match;
+      for (const std::string& pattern : patterns) absl::StrAppend(&match, match.empty() ? "" : ", ", "\"", pattern, "\"");
+      absl::StrAppend(&native, native.empty() ? "" : ", ", "{\"match\": [", match,
+                      R"J(], "sharding": {"params": {}, "in_src": {}, "in_dst": {}}})J");
+    }
+    const std::string text = absl::StrCat(
+        R"J({"schema": "shardplan.v1", "mesh": {"tp": 2}, "parameters": {}, "root": "model", "modules": {)J",
+        R"J("model": {"children": {"blocks": "blocks")J", shared ? R"J(, "s1": "sh", "s2": "sh"}}, "sh": {})J" : "}}",
+        R"J(, "blocks": {"type": "ModuleList", "children": {)J", children, "}}", modules,
+        R"J(}, "providers": {"native": [)J", native, "]}}");
+    ParsedDocument parsed = ParseDocument(text, Limits{});
+    ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
+    const ModuleTree tree(*parsed.document);
+    ASSERT_EQ(tree.shared(), shared);
+
+    // The rule, one hit at a time.
+    std::vector<PathId> want;
+    std::vector<std::string> want_found;  // code and pointer (or FQN)
+    std::vector<int> owner_of(parsed.document->modules.size(), -1);  // request
+    for (size_t r = 0; r < requests.size(); ++r) {
+      std::vector<bool> hit(parsed.document->modules.size(), false);
+      for (size_t k = 0; k < requests[r].size(); ++k) {
+        const Glob glob(requests[r][k]);
+        bool any = false;
+        for (PathId p = 0; p < tree.size(); ++p) {
+          if (!(glob.is_literal() ? tree.fqn(p) == requests[r][k] : glob.Matches(tree.fqn(p)))) continue;
+          any = true;
+          const ModuleId m = tree.module(p);
+          if (hit[m]) continue;
+          hit[m] = true;
+          if (owner_of[m] >= 0) {
+            want_found.push_back(absl::StrCat("multiple-owners ", tree.fqn(p)));
+            continue;
+          }
+          owner_of[m] = static_cast<int>(r);
+          want.push_back(p);
+        }
+        if (!any) want_found.push_back(absl::StrCat("native-no-match /providers/native/", r, "/match/", k));
+      }
+    }
+    ASSERT_GT(want.size(), 100u);
+
+    Owners owners(parsed.document->modules.size());
+    DiagnosticSink sink;
+    EXPECT_FALSE(CollectOwners(tree, owners, sink));
+    std::vector<PathId> got;
+    for (const Owner& o : std::as_const(owners).InOrder()) got.push_back(o.path);
+    EXPECT_EQ(got, want) << shared;
+    std::vector<std::string> found;
+    for (const Diagnostic& d : sink.Take()) {
+      found.push_back(absl::StrCat(d.code, " ", d.code == "native-no-match" ? *d.pointer : *d.fqn));
+    }
+    EXPECT_EQ(found, want_found) << shared;
+  }
+}
+
 }  // namespace
 }  // namespace shardplan
