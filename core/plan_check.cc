@@ -57,8 +57,13 @@ void ReportUnknownModule(const FqnLayout& entry, const Document& doc, Diagnostic
 struct EntryCheck {
   PathId path = kNoPath;
   const Owner* owner = nullptr;  // the owner at `path`, if any
-  // The parameter of each of the entry's params (kNoParam: not resolved).
-  SmallVector<ParamId> params;
+  // The parameter of each of the entry's params (kNoParam: not resolved):
+  // the owner's declarations in claims, when the entry repeats its owner's
+  // params, else resolved here.
+  bool owners_params = false;
+  absl::Span<const ParamId> declared;
+  SmallVector<ParamId> resolved;
+  absl::Span<const ParamId> params() const { return owners_params ? declared : absl::MakeConstSpan(resolved); }
   bool removed_ownership = false;
   DiagnosticSink found;  // ports, placements, family and parallel axes
 };
@@ -85,31 +90,31 @@ void CheckEntry(const ModuleTree& tree, ModuleTree::Resolver& resolver, CleanLay
   const PlacementMap& params = *entry.layout.params;
   // The owner's own params (one stored map): claims resolved them here, and
   // they hold every parameter the owner requires.
-  const bool owners_params = owner != nullptr && owner->declared != Owner::kNotClaimed &&
-                             owner->layout->params.get() == &params;
-  if (owners_params) {
-    const absl::Span<const ParamId> declared = claims.declared.ParamsOf(*owner);
-    out.params.assign(declared.begin(), declared.end());
+  out.owners_params = owner != nullptr && owner->declared != Owner::kNotClaimed &&
+                     owner->layout->params.get() == &params;
+  if (out.owners_params) {
+    out.declared = claims.declared.ParamsOf(*owner);
   } else {
-    out.params.reserve(params.size());
+    out.resolved.reserve(params.size());
     for (const PlacementEntry& p : params) {
       const ModuleTree::ParamRef ref = resolver.ResolveParameter(out.path, p.name);
-      out.params.push_back(ref.module_path == kNoPath ? kNoParam : ref.param);
+      out.resolved.push_back(ref.module_path == kNoPath ? kNoParam : ref.param);
     }
   }
   if (owner == nullptr) return;
-  if (!owners_params) {
+  if (!out.owners_params) {
     // A few declared parameters are scanned, many sorted first.
     constexpr size_t kScan = 16;
+    const SmallVector<ParamId>& resolved = out.resolved;
     SmallVector<ParamId> sorted;
-    if (out.params.size() > kScan) {
-      sorted = out.params;
+    if (resolved.size() > kScan) {
+      sorted = resolved;
       std::sort(sorted.begin(), sorted.end());
     }
     const SmallVector<ParamId> required = claims.declared.Required(*owner);
     out.removed_ownership = !std::all_of(required.begin(), required.end(), [&](ParamId p) {
-      return out.params.size() > kScan ? std::binary_search(sorted.begin(), sorted.end(), p)
-                                       : std::find(out.params.begin(), out.params.end(), p) != out.params.end();
+      return resolved.size() > kScan ? std::binary_search(sorted.begin(), sorted.end(), p)
+                                     : std::find(resolved.begin(), resolved.end(), p) != resolved.end();
     });
   }
   // The owner checks found the owner's own layout clean (ValidatePlan runs
@@ -160,8 +165,9 @@ void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& cl
       ReportUnknownModule(entry, doc, sink);
       return;
     }
-    for (size_t k = 0; k < check.params.size(); ++k) {
-      const ParamId param = check.params[k];
+    const absl::Span<const ParamId> params = check.params();
+    for (size_t k = 0; k < params.size(); ++k) {
+      const ParamId param = params[k];
       if (param == kNoParam) continue;
       const PlacementEntry& p = (*entry.layout.params)[k];
       if (declared[param] != nullptr && !SamePlacements(*declared[param], p.placements)) {
