@@ -121,14 +121,27 @@ void Collector::ModelProviders() {
     bool unknown_outputs;
   };
   std::vector<Resolved> resolved(providers.size());
+  // Distinct FQNs in a tree without shared modules name distinct modules:
+  // if every one is a module without an owner, and no layout names unknown
+  // outputs, every provider is added, without a diagnostic, in parallel.
+  std::atomic<bool> all_added{!tree_.shared()};
   ParallelFor(providers.size(), 1024, [&](size_t begin, size_t end) {
     ModuleTree::Resolver resolver(tree_);
     for (size_t i = begin; i < end; ++i) {
-      resolved[i] = {resolver.Resolve(doc_.Name(providers[i].fqn)), !UnknownOutputs(providers[i].layout).empty()};
+      const PathId path = resolver.Resolve(doc_.Name(providers[i].fqn));
+      resolved[i] = {path, !UnknownOutputs(providers[i].layout).empty()};
+      if (path == kNoPath || resolved[i].unknown_outputs || owners_.Has(tree_.module(path))) {
+        all_added.store(false, std::memory_order_relaxed);
+      }
     }
   });
-  std::vector<uint32_t> added;  // provider indexes
-  for (uint32_t i = 0; i < providers.size(); ++i) {
+  const bool all = all_added.load();
+  std::vector<uint32_t> added;  // provider indexes, unless all are added
+  if (all) {
+    owners_.ReserveAll(
+        providers.size(), [&](size_t i) { return resolved[i].path; }, [&](PathId p) { return tree_.module(p); });
+  }
+  for (uint32_t i = 0; !all && i < providers.size(); ++i) {
     const auto [path, unknown_outputs] = resolved[i];
     if (path == kNoPath) {
       const FqnLayout& provider = providers[i];
@@ -142,7 +155,7 @@ void Collector::ModelProviders() {
     }
   }
   owners_.AddReserved([&](size_t k, Owner& owner) {
-    owner.layout = &providers[added[k]].layout;
+    owner.layout = &providers[all ? k : added[k]].layout;
     // The module's own spec, read from the tree's packed facts.
     owner.parallel = tree_.parallel(owner.path);
   });
@@ -364,7 +377,8 @@ void Collector::NativeRequests() {
     if (unknown_outputs.empty() && AllAdmitted(hits, g, touches_family, hit_by)) {
       for (size_t k = 0; k < patterns; ++k) {
         if (hits[k].empty()) no_match(k);
-        owners_.ReserveAll(hits[k], [&](PathId p) { return tree_.module(p); });
+        owners_.ReserveAll(
+            hits[k].size(), [&](size_t i) { return hits[k][i]; }, [&](PathId p) { return tree_.module(p); });
       }
     } else {
       for (size_t k = 0; k < patterns; ++k) {

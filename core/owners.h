@@ -63,16 +63,17 @@ class Owners {
     index_[module] = static_cast<uint32_t>(entries_.size() + reserved_.size());
     reserved_.push_back(path);
   }
-  // Reserve(paths[k], module_of(paths[k])) for every k in order, written
-  // in parallel: the modules must be distinct.
-  template <typename ModuleOf>
-  void ReserveAll(absl::Span<const PathId> paths, ModuleOf&& module_of) {
+  // Reserve(path_at(k), module_of(path_at(k))) for every k < n in order,
+  // written in parallel: the modules must be distinct.
+  template <typename PathAt, typename ModuleOf>
+  void ReserveAll(size_t n, PathAt&& path_at, ModuleOf&& module_of) {
     const size_t first = reserved_.size(), base = entries_.size() + first;
-    reserved_.resize(first + paths.size());
-    ParallelFor(paths.size(), 1024, [&](size_t begin, size_t end) {
+    reserved_.resize(first + n);
+    ParallelFor(n, 1024, [&](size_t begin, size_t end) {
       for (size_t k = begin; k < end; ++k) {
-        reserved_[first + k] = paths[k];
-        index_[module_of(paths[k])] = static_cast<uint32_t>(base + k);
+        const PathId path = path_at(k);
+        reserved_[first + k] = path;
+        index_[module_of(path)] = static_cast<uint32_t>(base + k);
       }
     });
   }
