@@ -414,21 +414,26 @@ def render(results, profile_path, out_path):
                   + f" ({num(e.get('owners', 0))} owners, {num(e.get('param_paths', 0))} parameter paths).")
                 w("")
             w("These phases go owner by owner, and at a million owners they are bound by the latency of the "
-              "memory they read more than by their instructions: per owner, the model provider's own layout, "
-              "its FQN (resolved segment by segment), the parameter arrays claims write, and for native requests "
-              "a glob match over every path (a pattern ending with `*` as an automaton stepped along the tree, "
-              "a few characters per path). The plan check resolves a block of entries and asks for their owners' "
-              "layouts before it reads them. What each check needs of a module the tree keeps packed, an owner "
-              "is 32 bytes (what claims make of its params sits in side arrays), and no phase reads the 144-byte "
-              "`Module` of an owner any more, except the plan check for an applied family. What is left is "
-              "one or two cache misses per owner and phase; the next step would be to stop re-resolving what "
-              "an earlier phase resolved (the plan check resolves each entry's FQN again), which this run does "
-              "not do. Fresh arrays cost too: each phase fills arrays of an item per owner or parameter, a page "
-              "fault per 4 KiB. Asking the kernel for 2 MiB pages on the largest of them (`madvise` "
-              "`MADV_HUGEPAGE`; tried at 607eccc, A/B, not kept) took the five phases at 1M from 253 to 224 ms "
-              "on one CPU, but left two CPUs at 150 ms (the faults had been spread over both threads) and the "
-              "CLI's 1M runs unchanged, and a first huge page can stall for tens of milliseconds while the "
-              "kernel compacts memory.")
+              "memory they read more than by their instructions: per owner, the model provider's own layout "
+              "and FQN, the owners' entries (24 bytes each), the parameter arrays claims write, the plan entries "
+              "(96 bytes each) and for native requests a glob match over every path (a pattern ending with `*` "
+              "as an automaton stepped along the tree, a few characters per path). What each check needs of a "
+              "module the tree keeps packed, and no phase reads the 144-byte `Module` of an owner, except the "
+              "plan check for an applied family. Work that repeats from owner to owner is not redone: an FQN "
+              "that names the path after the previous one is compared whole instead of resolved segment by "
+              "segment, the last clean ports and placements are remembered, a plan entry that repeats its "
+              "owner's layout skips the checks the owner passed, and an owner without child modules is claimed "
+              "without the per-thread stamp arrays. What is left is one or two cache misses per owner and phase; "
+              "reaching 100 ns would take fewer bytes per owner and per plan entry (a layout is 88 bytes, most "
+              "of it pointers to stored maps) or fusing the phases into fewer passes over the owners. Fresh "
+              "memory costs too: `core_benchmark` reports the page faults of each call (`page_faults`), about "
+              "1.5 us each on this VM. With owners of 24 bytes, a million owners' room (24 MB) stays under "
+              "glibc's largest mmap threshold (32 MiB), so repeated collections reuse it instead of faulting it "
+              "in anew (7,800 faults per call at 32-byte owners). Asking the kernel for 2 MiB pages on the "
+              "largest arrays (`madvise` `MADV_HUGEPAGE`; tried at 607eccc, A/B, not kept) took the five "
+              "phases at 1M from 253 to 224 ms on one CPU, but left two CPUs at 150 ms (the faults had been "
+              "spread over both threads) and the CLI's 1M runs unchanged, and a first huge page can stall for "
+              "tens of milliseconds while the kernel compacts memory.")
             w("")
         if keys & {"deepseek_cli_s", "deepseek_vs_reference"} and cg:
             tg = next(x for x in missed if x["key"] in ("deepseek_cli_s", "deepseek_vs_reference"))
@@ -511,12 +516,24 @@ def render(results, profile_path, out_path):
                 if sp:
                     v, p = min(sp)
                     least.append(f"{phase_label(p)} on `{m}` ({v:.2f}x)")
-            w("Each parallel phase has an in-order stage on one thread: collection decides which owners "
-              "are added, in the order the reference adds them (model providers, families, then each native "
-              "request's matches pattern by pattern), before their entries are written in parallel; "
+            w("Each parallel phase has an in-order stage on one thread. Collection adds owners in the order "
+              "the reference does (model providers, families, then each native request's matches pattern by "
+              "pattern); where nothing can be refused (every FQN a module without an owner, in a tree without "
+              "shared modules; no native hit twice, in a family's subtree or owned) it checks that and reserves "
+              "the entries in parallel, and otherwise decides hit by hit on one thread. "
               "`ScanThenApply`'s applies make the claims on the shared owner map, settle the plan and emit "
               "the owner checks' diagnostics. The parallel work before them is cheap now, so those stages "
               "bound the speedup (Amdahl). The phases that scale least in this run: " + ", ".join(least) + ".")
+            slower = [f"{phase_label(p)} on `{m}` ({e['phases'][p]['speedup']:.2f}x)"
+                      for m, e in summ["models"].items() for p in e.get("parallel_phases", [])
+                      if e["phases"][p].get("speedup") and e["phases"][p]["speedup"] < 1.0
+                      and (e["phases"][p].get("t1_ms") or 0) >= 0.05]
+            if slower:
+                w("A phase slower on two CPUs than on one (" + ", ".join(slower) + ") is not Amdahl: no stage "
+                  "does more work on two threads. It is this VM's slow mode, in which handing a block from one "
+                  "thread to the other (`ScanThenApply`'s pipeline, `ParallelFor`'s tasks) costs tens of "
+                  "microseconds while the idle vCPU is woken; it comes and goes over minutes, so one run's "
+                  "2-CPU figures for a model can all fall in it while the next run's do not.")
             if busiest > BUSY:
                 w(f"The second CPU was not free during this run (up to {busiest:.0%} of the machine busy with "
                   "other work), which caps any 2-thread speedup; re-run with `--wait-idle` on a quiet machine "
