@@ -3,6 +3,8 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -11,6 +13,19 @@
 
 namespace shardplan {
 namespace {
+
+// A document whose root has `children` (JSON members), with the `mesh` and
+// `parameters` of `head`, `modules` after the root's, and `providers` as
+// model providers; null after a failed expectation.
+std::unique_ptr<Document> ProvidersDocument(std::string_view head, std::string_view children,
+                                            std::string_view modules, std::string_view providers) {
+  const std::string text = absl::StrCat(R"J({"schema": "shardplan.v1", )J", head, R"J(, "root": "root",)J",
+                                        R"J( "modules": {"root": {"children": {)J", children, "}}", modules, "},",
+                                        R"J( "providers": {"sharding": {)J", providers, "}}}");
+  ParsedDocument parsed = ParseDocument(text, Limits{});
+  EXPECT_FALSE(parsed.error.has_value()) << parsed.error->message;
+  return std::move(parsed.document);
+}
 
 // CleanLayouts answers, without a diagnostic, whether CheckPlacements and
 // CheckParallelAxes would report anything. Over many providers whose maps
@@ -38,13 +53,10 @@ TEST(CleanLayoutsTest, AgreesWithTheFullChecks) {
   }
   std::string children;
   for (int i = 0; i < kModules; ++i) absl::StrAppend(&children, i ? ", " : "", "\"c", i, "\": \"m", i, "\"");
-  const std::string text = absl::StrCat(
-      R"J({"schema": "shardplan.v1", "mesh": {"dp": 2, "tp": 2}, "parameters": {"w": {"shape": [4, 4]}},)J",
-      R"J( "root": "root", "modules": {"root": {"children": {)J", children, "}}", modules, "},",
-      R"J( "providers": {"sharding": {)J", providers, "}}}");
-  ParsedDocument parsed = ParseDocument(text, Limits{});
-  ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
-  const Document& doc = *parsed.document;
+  const std::unique_ptr<Document> parsed = ProvidersDocument(
+      R"J("mesh": {"dp": 2, "tp": 2}, "parameters": {"w": {"shape": [4, 4]}})J", children, modules, providers);
+  ASSERT_NE(parsed, nullptr);
+  const Document& doc = *parsed;
   const ModuleTree tree(doc);
   ASSERT_EQ(doc.model_providers.size(), size_t{kModules});
 
@@ -107,13 +119,10 @@ TEST(CleanLayoutsTest, PortsAgreesWithCheckPorts) {
     absl::StrAppend(&providers, i ? ", " : "", "\"c", I, "\": {", draw(has_params), R"J("in_src": )J",
                     pick(inputs, in_src), R"J(, "in_dst": )J", pick(inputs, in_dst), draw(extras), "}");
   }
-  const std::string text = absl::StrCat(
-      R"J({"schema": "shardplan.v1", "mesh": {"tp": 2}, "parameters": {}, "root": "root",)J",
-      R"J( "modules": {"root": {"children": {)J", children, "}}", modules, "},",
-      R"J( "providers": {"sharding": {)J", providers, "}}}");
-  ParsedDocument parsed = ParseDocument(text, Limits{});
-  ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
-  const Document& doc = *parsed.document;
+  const std::unique_ptr<Document> parsed =
+      ProvidersDocument(R"J("mesh": {"tp": 2}, "parameters": {})J", children, modules, providers);
+  ASSERT_NE(parsed, nullptr);
+  const Document& doc = *parsed;
   const ModuleTree tree(doc);
   ASSERT_EQ(doc.model_providers.size(), size_t{kModules});
 
