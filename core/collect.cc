@@ -224,6 +224,32 @@ std::vector<bool> Collector::TouchesFamilySubtree() const {
   return touches;
 }
 
+// Where a glob's automaton goes from `state` on '.' and a child name:
+// siblings' names repeat from module to module (a million Linears are
+// named by a few), so each (pattern, state, name) is run once per thread
+// and then looked up, in a direct-mapped table.
+class NameSteps {
+ public:
+  NameSteps() : table_(kSize) {}
+  uint16_t operator()(const Glob::Automaton& automaton, uint32_t g, uint16_t state, NameId name, const Document& doc) {
+    Entry& e = table_[(name * 0x9E3779B1u + state * 0x85EBCA77u + g) >> (32 - kBits)];
+    if (e.name != name || e.state != state || e.g != g) {
+      e = {name, g, state, automaton.Run(automaton.Step(state, '.'), doc.Name(name))};
+    }
+    return e.next;
+  }
+
+ private:
+  static constexpr int kBits = 10;
+  static constexpr size_t kSize = size_t{1} << kBits;
+  struct Entry {
+    NameId name = kNoName;
+    uint32_t g = 0;
+    uint16_t state = 0, next = 0;
+  };
+  std::vector<Entry> table_;
+};
+
 std::vector<std::vector<PathId>> Collector::MatchingPaths(const std::vector<Glob>& globs) const {
   // Every match starts with the pattern's literal prefix; if that holds a
   // dot, the matches lie below the module path before its last dot, a
@@ -254,9 +280,10 @@ std::vector<std::vector<PathId>> Collector::MatchingPaths(const std::vector<Glob
   const bool ascii = tree_.ascii();
   // A pattern that ends with '*' leaves the quick tests on a text's end
   // nothing to rule out. Over ASCII FQNs it runs as an automaton instead: a
-  // path's state follows from its parent's through the path's own name, so
-  // each character of the tree is read once, not once per path below it,
-  // and a dead state skips a whole subtree.
+  // path's state follows from its parent's through the path's own name
+  // (NameSteps), so FQNs are read only for the root's children and the
+  // parent a chunk starts under, and a dead
+  // state skips a whole subtree.
   std::vector<std::optional<Glob::Automaton>> automata(globs.size());
   size_t batched = 0;  // patterns with a range, tested in batches
   for (size_t g = 0; g < globs.size(); ++g) {
@@ -269,6 +296,7 @@ std::vector<std::vector<PathId>> Collector::MatchingPaths(const std::vector<Glob
   // each FQN once anyway).
   constexpr PathId kChunk = 2048;
   using Match = std::pair<uint32_t, PathId>;  // (pattern, path)
+  PerThread<NameSteps> steps([] { return NameSteps(); });
   const std::vector<Match> found =
       ParallelGather<Match>(0, (stop - first + kChunk - 1) / kChunk, 1, [&](size_t c, std::vector<Match>& out) {
         const PathId begin = first + static_cast<PathId>(c) * kChunk, end = std::min(stop, begin + kChunk);
@@ -291,12 +319,14 @@ std::vector<std::vector<PathId>> Collector::MatchingPaths(const std::vector<Glob
             const Glob::Automaton& automaton = *automata[g];
             PathId outside = kNoPath;  // the last parent before lo, and its state
             uint16_t outside_state = 0;
+            NameSteps& step = steps.local();
+            size_t n = 0;
             for (PathId p = lo; p < hi; ++p) {
               const PathId parent = tree_.parent(p);
-              uint16_t state = 0;
-              size_t name_from = 0;  // where p's FQN goes past its parent's
-              if (parent != kNoPath) {
-                name_from = tree_.fqn(parent).size();
+              uint16_t state = 0;  // the root's FQN is empty
+              if (parent == 0) {
+                state = automaton.Run(0, tree_.fqn(p));
+              } else if (parent != kNoPath) {
                 if (parent >= lo) {
                   state = states[parent - begin];
                 } else {
@@ -306,15 +336,19 @@ std::vector<std::vector<PathId>> Collector::MatchingPaths(const std::vector<Glob
                   }
                   state = outside_state;
                 }
+                state = step(automaton, g, state, tree_.name(p), doc_);
               }
-              state = automaton.Run(state, tree_.fqn(p).substr(name_from));
               if (automaton.dead[state]) {
                 p = tree_.end(p) - 1;  // nothing below matches either
                 continue;
               }
               states[p - begin] = state;
-              if (automaton.accepts[state]) out.emplace_back(g, p);
+              // Matches and misses alternate at random among siblings:
+              // no branch on which it is.
+              candidates[n] = p;
+              n += automaton.accepts[state];
             }
+            for (size_t k = 0; k < n; ++k) out.emplace_back(g, candidates[k]);
             continue;
           }
           if (batch) {

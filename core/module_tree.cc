@@ -77,6 +77,7 @@ ModuleTree::ModuleTree(const Document& doc) : doc_(doc), first_path_(doc.modules
     module_.push_back(m);
     parent_.push_back(parent);
     end_.push_back(0);
+    name_.push_back(name);
     if (parent != kNoPath && parent != 0) {
       // Grow first, then copy the parent's FQN within the (possibly moved) arena.
       const size_t begin = fqn_offset_[parent], len = fqn_offset_[parent + 1] - begin;
@@ -99,7 +100,7 @@ ModuleTree::ModuleTree(const Document& doc) : doc_(doc), first_path_(doc.modules
 
   // Sized once: growing them would copy each several times.
   const size_t paths = doc.tree_paths;
-  for (std::vector<PathId>* v : {&module_, &parent_, &end_, &child_begin_, &child_paths_}) v->reserve(paths);
+  for (std::vector<PathId>* v : {&module_, &parent_, &end_, &name_, &child_begin_, &child_paths_}) v->reserve(paths);
   fqn_offset_.reserve(paths + 1);
   fqn_data_.reserve(doc.tree_fqn_bytes);
   fqn_offset_.push_back(0);

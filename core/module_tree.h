@@ -40,6 +40,8 @@ class ModuleTree {
   PathId parent(PathId p) const { return parent_[p]; }
   // One past the last path of p's subtree.
   PathId end(PathId p) const { return end_[p]; }
+  // The child name by which p's parent reaches p (kNoName at the root).
+  NameId name(PathId p) const { return name_[p]; }
   std::string_view fqn(PathId p) const {
     return std::string_view(fqn_data_).substr(fqn_offset_[p], fqn_offset_[p + 1] - fqn_offset_[p]);
   }
@@ -169,6 +171,7 @@ class ModuleTree {
   std::vector<ModuleId> module_;
   std::vector<PathId> parent_;
   std::vector<PathId> end_;
+  std::vector<NameId> name_;
   std::vector<uint64_t> fqn_offset_;  // size() + 1 entries
   std::string fqn_data_;
   bool ascii_ = false;

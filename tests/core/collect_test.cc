@@ -12,13 +12,9 @@
 namespace shardplan {
 namespace {
 
-// A native request owns exactly the paths its pattern matches, in path
-// order, however collection matches them: patterns that end with '*' run as
-// automata along the tree (a path's state from its parent's, dead subtrees
-// skipped), the others through quick tests, over chunks of 2,048 paths.
 // 400 blocks of 8 modules (lin0, w1, w2x, w3 > sub, lin4 > w5) make 3,202
-// paths.
-TEST(CollectTest, NativeMatchesAreThePathsThePatternMatches) {
+// paths; one native request with the patterns of `match` (a JSON array).
+std::string BlocksDocument(const std::string& match) {
   std::string blocks, modules;
   for (int b = 0; b < 400; ++b) {
     const std::string m = absl::StrCat("b", b);
@@ -29,14 +25,28 @@ TEST(CollectTest, NativeMatchesAreThePathsThePatternMatches) {
     absl::StrAppend(&modules, ", \"", m, ".3\": {\"children\": {\"sub\": \"", m, ".3s\"}}");
     absl::StrAppend(&modules, ", \"", m, ".4\": {\"children\": {\"w5\": \"", m, ".4w\"}}");
   }
+  return absl::StrCat(
+      R"J({"schema": "shardplan.v1", "mesh": {"tp": 2}, "parameters": {}, "root": "model", "modules": {)J",
+      R"J("model": {"children": {"blocks": "blocks"}}, "blocks": {"type": "ModuleList", "children": {)J", blocks, "}}",
+      modules, R"J(}, "providers": {"native": [{"match": )J", match,
+      R"J(, "sharding": {"params": {}, "in_src": {}, "in_dst": {}}}]}})J");
+}
+
+// The owners' paths, in entry order.
+std::vector<PathId> OwnerPaths(const Owners& owners) {
+  std::vector<PathId> paths;
+  for (const Owner& o : owners.InOrder()) paths.push_back(o.path);
+  return paths;
+}
+
+// A native request owns exactly the paths its pattern matches, in path
+// order, however collection matches them: patterns that end with '*' run as
+// automata along the tree (a path's state from its parent's, dead subtrees
+// skipped), the others through quick tests, over chunks of 2,048 paths.
+TEST(CollectTest, NativeMatchesAreThePathsThePatternMatches) {
   for (const char* pattern : {"blocks.*.w*", "blocks.1*", "blocks.3?.lin4.*", "*.sub*", "*", "blocks.*.w1",
                               "*5", "blocks.[!0-8]*.w3*"}) {
-    const std::string text = absl::StrCat(
-        R"J({"schema": "shardplan.v1", "mesh": {"tp": 2}, "parameters": {}, "root": "model", "modules": {)J",
-        R"J("model": {"children": {"blocks": "blocks"}}, "blocks": {"type": "ModuleList", "children": {)J", blocks,
-        "}}", modules, R"J(}, "providers": {"native": [{"match": [")J", pattern,
-        R"J("], "sharding": {"params": {}, "in_src": {}, "in_dst": {}}}]}})J");
-    ParsedDocument parsed = ParseDocument(text, Limits{});
+    ParsedDocument parsed = ParseDocument(BlocksDocument(absl::StrCat("[\"", pattern, "\"]")), Limits{});
     ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
     const ModuleTree tree(*parsed.document);
     ASSERT_EQ(tree.size(), 3202u);
@@ -49,10 +59,37 @@ TEST(CollectTest, NativeMatchesAreThePathsThePatternMatches) {
     Owners owners(parsed.document->modules.size());
     DiagnosticSink sink;
     EXPECT_TRUE(CollectOwners(tree, owners, sink)) << pattern;
-    std::vector<PathId> got;
-    for (const Owner& o : std::as_const(owners).InOrder()) got.push_back(o.path);
-    EXPECT_EQ(got, want) << pattern;
+    EXPECT_EQ(OwnerPaths(owners), want) << pattern;
   }
+}
+
+// Automata of several patterns step through the same child names (one
+// table of steps per thread, keyed by pattern, state and name): each
+// pattern still owns the paths it matches, pattern by pattern, a module
+// once.
+TEST(CollectTest, PatternsOfOneRequestMatchOnTheirOwn) {
+  const std::vector<std::string> patterns = {"*.sub*", "blocks.1*", "blocks.*.w*", "*.lin4.*", "blocks.[!0-8]*.w3*",
+                                             "*w*"};
+  std::string match;
+  for (const std::string& pattern : patterns) absl::StrAppend(&match, match.empty() ? "[" : ", ", "\"", pattern, "\"");
+  ParsedDocument parsed = ParseDocument(BlocksDocument(match + "]"), Limits{});
+  ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
+  const ModuleTree tree(*parsed.document);
+  std::vector<PathId> want;
+  std::vector<bool> added(tree.size(), false);
+  for (const std::string& pattern : patterns) {
+    const Glob glob(pattern);
+    for (PathId p = 0; p < tree.size(); ++p) {
+      if (glob.Matches(tree.fqn(p)) && !added[p]) {
+        added[p] = true;
+        want.push_back(p);
+      }
+    }
+  }
+  Owners owners(parsed.document->modules.size());
+  DiagnosticSink sink;
+  EXPECT_TRUE(CollectOwners(tree, owners, sink));
+  EXPECT_EQ(OwnerPaths(owners), want);
 }
 
 // Native requests add owners request by request, pattern by pattern, each
@@ -122,9 +159,7 @@ TEST(CollectTest, NativeRequestsAddEachModuleOnceInPatternOrder) {
     Owners owners(parsed.document->modules.size());
     DiagnosticSink sink;
     EXPECT_FALSE(CollectOwners(tree, owners, sink));
-    std::vector<PathId> got;
-    for (const Owner& o : std::as_const(owners).InOrder()) got.push_back(o.path);
-    EXPECT_EQ(got, want) << shared;
+    EXPECT_EQ(OwnerPaths(owners), want) << shared;
     std::vector<std::string> found;
     for (const Diagnostic& d : sink.Take()) {
       found.push_back(absl::StrCat(d.code, " ", d.code == "native-no-match" ? *d.pointer : *d.fqn));

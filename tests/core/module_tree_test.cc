@@ -45,6 +45,16 @@ TEST(ModuleTreeTest, NamedModulesKeepsEverySharedPathInPreOrder) {
   EXPECT_EQ(Fqns(tree), (std::vector<std::string>{"", "a", "a.lin", "b", "b.lin", "head"}));
 }
 
+TEST(ModuleTreeTest, EachPathKnowsTheNameItIsReachedBy) {
+  auto doc = Parse(kShared);
+  ModuleTree tree(*doc);
+  std::vector<std::string> names;
+  for (PathId p = 0; p < tree.size(); ++p) {
+    names.push_back(tree.name(p) == kNoName ? "(root)" : std::string(doc->Name(tree.name(p))));
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"(root)", "a", "lin", "b", "lin", "head"}));
+}
+
 TEST(ModuleTreeTest, SubtreesAreContiguousRanges) {
   auto doc = Parse(kShared);
   ModuleTree tree(*doc);
