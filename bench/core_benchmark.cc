@@ -15,8 +15,10 @@
 //
 // All times are wall-clock (UseRealTime): the engine may use several threads,
 // and items/s and bytes/s are computed from the same wall time.
+#include <malloc.h>
 #include <sys/resource.h>
 
+#include <climits>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -400,6 +402,15 @@ int RegisterAll() {
 }
 
 [[maybe_unused]] const int kRegistered = RegisterAll();
+
+// Memory a timed loop frees stays in the heap for its next iteration, as
+// in a long-lived process: glibc would otherwise map blocks above a
+// threshold it moves with the history of frees, and give the heap's top
+// back, so whether an iteration paid for fresh pages (about 1.5 us per 4
+// KiB page here) changed from run to run. Blocks up to 32 MiB (glibc's
+// largest threshold) come from the heap, which is never trimmed;
+// `page_faults` counts whatever fresh memory a phase still takes.
+[[maybe_unused]] const bool kHeapKept = mallopt(M_MMAP_THRESHOLD, 32 << 20) == 1 && mallopt(M_TRIM_THRESHOLD, INT_MAX) == 1;
 
 }  // namespace
 }  // namespace shardplan::bench
