@@ -226,7 +226,9 @@ PathId ModuleTree::Resolver::Resolve(std::string_view fqn) {
     const size_t dot = fqn.find('.', pos);
     const size_t end = dot == std::string_view::npos ? fqn.size() : dot;
     const std::string_view segment = fqn.substr(pos, end - pos);
-    const PathId next = previous == kNoPath ? kNoPath : tree_.end(previous);
+    // The child after `previous`, else p's first child, is compared before
+    // the name is hashed.
+    const PathId next = previous == kNoPath ? p + 1 : tree_.end(previous);
     previous = kNoPath;
     if (next < tree_.size() && tree_.parent(next) == p && tree_.RelativeName(p, next) == segment) {
       p = next;

@@ -93,8 +93,9 @@ class ModuleTree {
   // previous one's subtree is tried first, as a whole FQN; otherwise the
   // walk starts from the previous path's deepest ancestor that is a leading
   // segment of the FQN, and where they part, the next sibling of the
-  // previous one's path there is tried first: in path order, no name is
-  // hashed in a large ModuleList. Parameter names, dotted ones
+  // previous one's path there is tried first, and below it each module's
+  // first child: in path order, no name is hashed in a large ModuleList,
+  // nor on entering its next block. Parameter names, dotted ones
   // ("gate_proj.weight") included, which layouts repeat owner after owner,
   // are split into interned names once (the document's names must not
   // change while the resolver is used). Not thread-safe: one per thread or
