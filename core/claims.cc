@@ -152,7 +152,7 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
       if (!owner.layout->params) continue;
       OwnerScan& scan = scans[e - begin];
       scan.params = &*owner.layout->params;
-      scan.resolved.reserve(scan.params->size());
+      if (scan.params->size() > scan.resolved.capacity()) scan.resolved.reserve(scan.params->size());
       if (tree.end(owner.path) == owner.path + 1 && scan.params->size() <= kFew) {
         ScanLeafOwner(tree, resolver, owner, check_omissions, scan);
         continue;

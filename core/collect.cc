@@ -128,6 +128,7 @@ void Collector::ModelProviders() {
   ParallelFor(providers.size(), 1024, [&](size_t begin, size_t end) {
     ModuleTree::Resolver resolver(tree_);
     for (size_t i = begin; i < end; ++i) {
+      Prefetch(providers, i + 16);
       const PathId path = resolver.Resolve(doc_.Name(providers[i].fqn));
       resolved[i] = {path, !UnknownOutputs(providers[i].layout).empty()};
       if (path == kNoPath || resolved[i].unknown_outputs || owners_.Has(tree_.module(path))) {

@@ -155,7 +155,10 @@ void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& cl
   auto check_entries = [&](size_t begin, size_t end, EntryCheck* checks) {
     ModuleTree::Resolver resolver(tree);
     CleanLayouts clean(doc);
-    for (size_t i = begin; i < end; ++i) ResolveEntry(tree, resolver, owners, plan[i], checks[i - begin]);
+    for (size_t i = begin; i < end; ++i) {
+      Prefetch(plan, i + 16);
+      ResolveEntry(tree, resolver, owners, plan[i], checks[i - begin]);
+    }
     for (size_t i = begin; i < end; ++i) CheckEntry(tree, resolver, clean, claims, plan[i], checks[i - begin]);
   };
   auto settle = [&](size_t i, EntryCheck& check) {
