@@ -150,8 +150,9 @@ void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& cl
                   const std::vector<FqnLayout>& plan, DiagnosticSink& sink) {
   const Document& doc = tree.doc();
   const size_t param_count = doc.parameters.size();
+  // Per parameter: the placements its first declaration in the plan gives
+  // it (null: none declares it).
   std::vector<const NamedPlacements*> declared(param_count, nullptr);
-  std::vector<bool> covered(param_count, false);
   auto check_entries = [&](size_t begin, size_t end, EntryCheck* checks) {
     ModuleTree::Resolver resolver(tree);
     CleanLayouts clean(doc);
@@ -182,7 +183,6 @@ void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& cl
       } else if (declared[param] == nullptr) {
         declared[param] = &p.placements;
       }
-      covered[param] = true;
     }
     if (check.removed_ownership) {
       Diagnostic& d = sink.Error("override-removed-ownership", msg::OverrideRemovedOwnership(fqn));
@@ -194,7 +194,7 @@ void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& cl
   ScanThenApply<EntryCheck>(plan.size(), 256, check_entries, settle);
 
   for (ParamId p = 0; p < param_count; ++p) {
-    if (claims.expected[p] && !covered[p]) {
+    if (claims.expected[p] && declared[p] == nullptr) {
       Diagnostic& d = sink.Error("override-removed-coverage", msg::OverrideRemovedCoverage());
       d.parameter = claims.owned[p] ? claims.CanonicalName(tree, p) : std::string(doc.Name(doc.parameters[p].id));
       d.pointer = "/plan/modules";
