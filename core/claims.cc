@@ -130,7 +130,6 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
   const Document& doc = tree.doc();
   const size_t param_count = doc.parameters.size();
   Claims claims;
-  claims.owned.assign(param_count, false);
   claims.placement.assign(param_count, nullptr);
   claims.canonical.resize(param_count);
   claims.expected.assign(param_count, false);
@@ -187,8 +186,7 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
         outcome = Outcome::kRejected;
       } else {
         const ParamId p = ref.param;
-        if (!claims.owned[p]) {
-          claims.owned[p] = true;
+        if (!claims.owned(p)) {
           claims.placement[p] = &entry.placements;
           claims.canonical[p] = {ref.module_path, ref.name};
         } else if (!SamePlacements(*claims.placement[p], entry.placements)) {
@@ -220,7 +218,7 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
       const PathId last = static_cast<PathId>(std::min(tree.size(), (c + 1) * kGrain));
       for (PathId q = static_cast<PathId>(c * kGrain); q < last; ++q) {
         for (const auto& [name, p] : tree.params(q)) {
-          if (!claims.owned[p]) continue;
+          if (!claims.owned(p)) continue;
           const ModuleTree::ParamPath here{q, name};
           owned[c].push_back(here);
           // Distinct slots have distinct full names.

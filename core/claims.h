@@ -43,9 +43,8 @@ struct Declarations {
 };
 
 struct Claims {
-  // Per parameter id: whether it is owned, its owning placement, and where
+  // Per parameter id: its owning placement (null: not owned), and where
   // its canonical (first claimant's) full name comes from.
-  std::vector<bool> owned;
   std::vector<const NamedPlacements*> placement;  // in the document
   std::vector<ModuleTree::ParamPath> canonical;  // the first claimant's slot
   // Per parameter id: expected by some owner (declared or not under a nested
@@ -60,6 +59,7 @@ struct Claims {
   // path.
   Declarations declared;
 
+  bool owned(ParamId p) const { return placement[p] != nullptr; }
   // The canonical full name of an owned parameter.
   std::string CanonicalName(const ModuleTree& tree, ParamId p) const;
 };

@@ -196,7 +196,7 @@ void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& cl
   for (ParamId p = 0; p < param_count; ++p) {
     if (claims.expected[p] && declared[p] == nullptr) {
       Diagnostic& d = sink.Error("override-removed-coverage", msg::OverrideRemovedCoverage());
-      d.parameter = claims.owned[p] ? claims.CanonicalName(tree, p) : std::string(doc.Name(doc.parameters[p].id));
+      d.parameter = claims.owned(p) ? claims.CanonicalName(tree, p) : std::string(doc.Name(doc.parameters[p].id));
       d.pointer = "/plan/modules";
       break;
     }
