@@ -459,14 +459,18 @@ bool Collector::AllAdmitted(absl::Span<const absl::Span<const PathId>> hits, uin
       });
     }
   };
-  for_each_hit([&](ModuleId m, uint32_t mark) { __atomic_store_n(&hit_by[m], mark, __ATOMIC_RELAXED); });
+  // A single pattern needs no marks: its hits are distinct modules (and
+  // later requests read only their own marks).
+  const bool marks = hits.size() > 1;
+  if (marks) for_each_hit([&](ModuleId m, uint32_t mark) { __atomic_store_n(&hit_by[m], mark, __ATOMIC_RELAXED); });
   std::atomic<bool> admitted{true};
   for_each_hit([&](ModuleId m, uint32_t mark) {
-    if (__atomic_load_n(&hit_by[m], __ATOMIC_RELAXED) != mark || touches_family[m] || owners_.Has(m)) {
+    if ((marks && __atomic_load_n(&hit_by[m], __ATOMIC_RELAXED) != mark) || touches_family[m] || owners_.Has(m)) {
       admitted.store(false, std::memory_order_relaxed);
     }
   });
   if (admitted.load()) return true;
+  if (!marks) return false;
   for_each_hit([&](ModuleId m, uint32_t) { __atomic_store_n(&hit_by[m], 0, __ATOMIC_RELAXED); });
   return false;
 }

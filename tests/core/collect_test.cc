@@ -105,6 +105,9 @@ TEST(CollectTest, NativeRequestsAddEachModuleOnceInPatternOrder) {
       {"s*", "blocks.4"},                          // the shared module, if any
       {"blocks.5?", "blocks.55"},                  // hits a module twice
       {"blocks.6?", "blocks.20"},                  // hits an owned module
+      {"blocks.7?"},                               // one pattern, all added
+      {"blocks.7*"},                               // one pattern, owned modules
+      {"blocks.8*", "blocks.78?"},                 // after it
   };
   for (bool shared : {false, true}) {
     std::string children, modules;
