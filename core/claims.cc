@@ -26,6 +26,14 @@ struct OwnerScan {
   // omitted-parameters' message, if any (rare: behind a pointer, as the
   // applies read these one by one, a million at a time).
   std::unique_ptr<std::string> omitted_message;
+
+  // As a fresh OwnerScan, keeping the storage (ScanThenApply).
+  void Clear() {
+    params = nullptr;
+    resolved.clear();
+    expected.clear();
+    omitted_message.reset();
+  }
 };
 
 // Scratch stamps over parameter ids, one set per worker thread.

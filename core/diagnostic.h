@@ -44,6 +44,8 @@ class DiagnosticSink {
   // document).
   bool has_errors() const;
   std::vector<Diagnostic> Take() { return std::move(diagnostics_); }
+  // Leaves no diagnostic, keeping the storage.
+  void Clear() { diagnostics_.clear(); }
 
  private:
   void AppendAll(DiagnosticSink&& other);

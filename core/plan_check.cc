@@ -66,6 +66,17 @@ struct EntryCheck {
   absl::Span<const ParamId> params() const { return owners_params ? declared : absl::MakeConstSpan(resolved); }
   bool removed_ownership = false;
   DiagnosticSink found;  // ports, placements, family and parallel axes
+
+  // As a fresh EntryCheck, keeping the storage (ScanThenApply).
+  void Clear() {
+    path = kNoPath;
+    owner = nullptr;
+    owners_params = false;
+    declared = {};
+    resolved.clear();
+    removed_ownership = false;
+    found.Clear();
+  }
 };
 
 // A block of entries is checked in two passes (the resolver and the clean

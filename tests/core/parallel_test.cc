@@ -144,6 +144,47 @@ TEST(ScanThenApplyTest, AppliesEveryScanInIndexOrder) {
   }
 }
 
+// A result with Clear() is cleared for each block, keeping its storage,
+// instead of replaced by a new value: each scan still finds it fresh.
+std::atomic<size_t> clears{0};
+struct ClearedResult {
+  std::vector<size_t> values;
+  bool done = false;
+  void Clear() {
+    values.clear();
+    done = false;
+    ++clears;
+  }
+};
+
+TEST(ScanThenApplyTest, ResultsWithClearAreClearedForEachBlock) {
+  for (int threads : {1, 4}) {
+    const size_t n = 10000;
+    clears = 0;
+    std::vector<size_t> applied;
+    WithThreads(threads, [&] {
+      ScanThenApply<ClearedResult>(
+          n, 64,
+          [&](size_t begin, size_t end, ClearedResult* results) {
+            for (size_t i = begin; i < end; ++i) {
+              ClearedResult& r = results[i - begin];
+              ASSERT_TRUE(r.values.empty());
+              ASSERT_FALSE(r.done);
+              r.values.push_back(i);
+              r.done = true;
+            }
+          },
+          [&](size_t i, ClearedResult& r) {
+            ASSERT_EQ(r.values, std::vector<size_t>{i});
+            applied.push_back(i);
+          });
+      return 0;
+    });
+    EXPECT_EQ(applied.size(), n);
+    EXPECT_EQ(clears.load(), n) << "threads=" << threads;
+  }
+}
+
 // A model of `layers` blocks, each with an attention family, an MLP owned
 // by a native request and a norm. With `mistakes`, every seventh layer has
 // errors in several phases (unknown axis, partial parameter, a tie with a
