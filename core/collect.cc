@@ -130,7 +130,9 @@ void Collector::ModelProviders() {
     for (size_t i = begin; i < end; ++i) {
       Prefetch(providers, i + 16);
       const PathId path = resolver.Resolve(doc_.Name(providers[i].fqn));
-      resolved[i] = {path, !UnknownOutputs(providers[i].layout).empty()};
+      // Only written out_names can name unknown outputs.
+      const Layout& layout = providers[i].layout;
+      resolved[i] = {path, layout.out_names && !UnknownOutputs(layout).empty()};
       if (path == kNoPath || resolved[i].unknown_outputs || owners_.Has(tree_.module(path))) {
         all_added.store(false, std::memory_order_relaxed);
       }
