@@ -128,10 +128,7 @@ const CleanLayouts::Facts& CleanLayouts::Of(const PlacementMap& map) {
   return facts;
 }
 
-bool CleanLayouts::Placements(const Layout& layout) {
-  const std::array<const PlacementMap*, 5> maps = {layout.params.get(), layout.in_src.get(), layout.in_dst.get(),
-                                                   layout.out_src.get(), layout.out_dst.get()};
-  if (maps == clean_maps_) return true;
+bool CleanLayouts::CheckedPlacements(const std::array<const PlacementMap*, 5>& maps) {
   if (maps[0] != nullptr && (!Of(*maps[0]).mesh_axes_only || Of(*maps[0]).partial)) return false;
   for (size_t i = 1; i < maps.size(); ++i) {
     if (maps[i] != nullptr && !Of(*maps[i]).mesh_axes_only) return false;
@@ -140,22 +137,15 @@ bool CleanLayouts::Placements(const Layout& layout) {
   return true;
 }
 
-bool CleanLayouts::Ports(const ModuleTree& tree, PathId path, const Layout& layout) {
-  // The remembered ports stand for layouts with nothing else to check:
-  // legacy fields, absent params and repeated out_names are checked anew.
-  const bool plain =
-      layout.legacy_field == kNoName && layout.params && (!layout.out_names || layout.out_names->size() <= 1);
-  const bool var_keyword = tree.var_keyword(path);
-  const absl::Span<const NameId> forward = var_keyword ? absl::Span<const NameId>() : tree.forward(path);
-  if (plain && clean_ports_.in_src != nullptr && layout.in_src.get() == clean_ports_.in_src &&
-      layout.in_dst.get() == clean_ports_.in_dst && var_keyword == clean_ports_.var_keyword &&
-      forward == absl::MakeConstSpan(clean_ports_.forward)) {
-    return true;
-  }
+bool CleanLayouts::CheckedPorts(const ModuleTree& tree, PathId path, const Layout& layout) {
   DiagnosticSink found;
   CheckPorts(tree, path, layout, found);
   if (found.has_errors()) return false;
-  if (plain) clean_ports_ = {layout.in_src.get(), layout.in_dst.get(), var_keyword, {forward.begin(), forward.end()}};
+  if (Plain(layout)) {
+    const bool var_keyword = tree.var_keyword(path);
+    const absl::Span<const NameId> forward = var_keyword ? absl::Span<const NameId>() : tree.forward(path);
+    clean_ports_ = {layout.in_src.get(), layout.in_dst.get(), var_keyword, {forward.begin(), forward.end()}};
+  }
   return true;
 }
 

@@ -39,9 +39,19 @@ class CleanLayouts {
   // CheckPorts reports nothing for `layout` at `path`: the input ports and
   // forward names of the last clean layout are kept, as owner after owner
   // shares them.
-  bool Ports(const ModuleTree& tree, PathId path, const Layout& layout);
+  // The remembered case is inline: owner after owner hits it.
+  bool Ports(const ModuleTree& tree, PathId path, const Layout& layout) {
+    return (Plain(layout) && clean_ports_.in_src != nullptr && layout.in_src.get() == clean_ports_.in_src &&
+            layout.in_dst.get() == clean_ports_.in_dst && tree.var_keyword(path) == clean_ports_.var_keyword &&
+            (clean_ports_.var_keyword || tree.forward(path) == absl::MakeConstSpan(clean_ports_.forward))) ||
+           CheckedPorts(tree, path, layout);
+  }
   // CheckPlacements reports nothing for `layout`.
-  bool Placements(const Layout& layout);
+  bool Placements(const Layout& layout) {
+    const std::array<const PlacementMap*, 5> maps = {layout.params.get(), layout.in_src.get(), layout.in_dst.get(),
+                                                     layout.out_src.get(), layout.out_dst.get()};
+    return maps == clean_maps_ || CheckedPlacements(maps);
+  }
   // CheckParallelAxes reports nothing for `parallel`.
   bool ParallelAxes(const ParallelSpec& parallel);
 
@@ -52,6 +62,15 @@ class CleanLayouts {
     bool partial = false;         // some placement is Partial
   };
   const Facts& Of(const PlacementMap& map);
+  // The remembered ports stand for layouts with nothing else to check:
+  // legacy fields, absent params and repeated out_names are checked anew.
+  static bool Plain(const Layout& layout) {
+    return layout.legacy_field == kNoName && layout.params && (!layout.out_names || layout.out_names->size() <= 1);
+  }
+  // Ports and Placements past the remembered case: each remembers what it
+  // finds clean.
+  bool CheckedPorts(const ModuleTree& tree, PathId path, const Layout& layout);
+  bool CheckedPlacements(const std::array<const PlacementMap*, 5>& maps);
 
   const Document& doc_;
   Facts facts_[8];  // the maps seen last
