@@ -413,27 +413,41 @@ def render(results, profile_path, out_path):
                   f"with one thread, of which " + ", ".join(f"{phase_label(p)} {v:,.0f} ns" for p, v in parts)
                   + f" ({num(e.get('owners', 0))} owners, {num(e.get('param_paths', 0))} parameter paths).")
                 w("")
-            w("These phases go owner by owner, and at a million owners they are bound by the latency of the "
-              "memory they read more than by their instructions: per owner, the model provider's own layout "
-              "and FQN, the owners' entries (24 bytes each), the parameter arrays claims write, the plan entries "
-              "(96 bytes each) and for native requests a glob match over every path (a pattern ending with `*` "
-              "as an automaton stepped along the tree, a few characters per path). What each check needs of a "
-              "module the tree keeps packed, and no phase reads the 144-byte `Module` of an owner, except the "
-              "plan check for an applied family. Work that repeats from owner to owner is not redone: an FQN "
-              "that names the path after the previous one is compared whole instead of resolved segment by "
-              "segment, the last clean ports and placements are remembered, a plan entry that repeats its "
-              "owner's layout skips the checks the owner passed, and an owner without child modules is claimed "
-              "without the per-thread stamp arrays. What is left is one or two cache misses per owner and phase; "
-              "reaching 100 ns would take fewer bytes per owner and per plan entry (a layout is 88 bytes, most "
-              "of it pointers to stored maps) or fusing the phases into fewer passes over the owners. Fresh "
-              "memory costs too: `core_benchmark` reports the page faults of each call (`page_faults`), about "
-              "1.5 us each on this VM. With owners of 24 bytes, a million owners' room (24 MB) stays under "
-              "glibc's largest mmap threshold (32 MiB), so repeated collections reuse it instead of faulting it "
-              "in anew (7,800 faults per call at 32-byte owners). Asking the kernel for 2 MiB pages on the "
-              "largest arrays (`madvise` `MADV_HUGEPAGE`; tried at 607eccc, A/B, not kept) took the five "
-              "phases at 1M from 253 to 224 ms on one CPU, but left two CPUs at 150 ms (the faults had been "
-              "spread over both threads) and the CLI's 1M runs unchanged, and a first huge page can stall for "
-              "tens of milliseconds while the kernel compacts memory.")
+            models = bench["summary"]["models"]
+            small = models.get("generic/params:10000/devices:64", {}).get("checks_ns_per_param_path_t1")
+            large = models.get("generic/params:1000000/devices:64", {}).get("checks_ns_per_param_path_t1")
+            if small and large:
+                bound = ("most of their cost is instructions, not memory" if small >= 0.5 * large
+                         else "most of their cost is memory")
+                w(f"These phases go owner by owner, and {bound}: at 10,000 parameters, whose arrays fit in the "
+                  f"caches, the same five phases take {small:,.0f} ns per parameter path, against {large:,.0f} ns "
+                  f"at 1,000,000.")
+                w("")
+            w("What each check needs of a module the tree keeps packed, and no phase reads the 144-byte `Module` "
+              "of an owner, except the plan check for an applied family. Work that repeats from owner to owner is "
+              "not redone: an FQN that names the path after the previous one is compared whole (and, going down, "
+              "a module's first child is tried before a name is hashed); a pattern ending with `*` steps its "
+              "automaton through each child name once per thread (`NameSteps`), not through every path's "
+              "characters; the last clean ports and placements are remembered and compared inline; a plan entry "
+              "that repeats its owner's layout skips the checks the owner passed; an owner without child modules "
+              "is claimed without the per-thread stamp arrays; and the per-owner results of `ScanThenApply` are "
+              "cleared, not rebuilt. Two costs were found late. Branches on random data: the generic model draws "
+              "each Linear's owner at random, so which siblings a glob matches, and which siblings a provider list "
+              "skips, cannot be predicted (matches are now counted without a branch; a skipped sibling still "
+              "sends a provider's FQN through the slower walk). And streams the hardware does not fetch ahead: "
+              "the plan's 96-byte entries are now prefetched 16 ahead, by a helper that must be inlined, since "
+              "GCC drops a call that only prefetches as free of effects. What is left is spread thin over many "
+              "small steps per owner; reaching 100 ns would take fewer passes over the owners (the owner checks "
+              "fused into claims) or fewer bytes per layout and plan entry (a layout is 88 bytes, mostly pointers "
+              "to stored maps).")
+            w("")
+            w("Fresh memory costs too: `core_benchmark` reports the page faults of each call (`page_faults`), "
+              "about 1.5 us each on this VM, and keeps the memory an iteration frees in the heap for the next "
+              "(`mallopt`), as a long-lived process would; left to glibc's moving mmap threshold, `Claims` at "
+              "1,000,000 parameters faulted 24 MB in per call in some runs (35 -> 44 ms) and none in others. "
+              "Asking the kernel for 2 MiB pages on the largest arrays (`madvise` `MADV_HUGEPAGE`; tried at "
+              "607eccc, A/B, not kept) left two CPUs and the CLI's 1M runs unchanged, and a first huge page can "
+              "stall for tens of milliseconds while the kernel compacts memory.")
             w("")
         if keys & {"deepseek_cli_s", "deepseek_vs_reference"} and cg:
             tg = next(x for x in missed if x["key"] in ("deepseek_cli_s", "deepseek_vs_reference"))
