@@ -285,8 +285,7 @@ std::vector<std::vector<PathId>> Collector::MatchingPaths(const std::vector<Glob
   // nothing to rule out. Over ASCII FQNs it runs as an automaton instead: a
   // path's state follows from its parent's through the path's own name
   // (NameSteps), so FQNs are read only for the root's children and the
-  // parent a chunk starts under, and a dead
-  // state skips a whole subtree.
+  // parent a chunk starts under, and a dead state skips a whole subtree.
   std::vector<std::optional<Glob::Automaton>> automata(globs.size());
   size_t batched = 0;  // patterns with a range, tested in batches
   for (size_t g = 0; g < globs.size(); ++g) {
