@@ -38,8 +38,7 @@ class CleanLayouts {
   explicit CleanLayouts(const Document& doc) : doc_(doc) {}
   // CheckPorts reports nothing for `layout` at `path`: the input ports and
   // forward names of the last clean layout are kept, as owner after owner
-  // shares them.
-  // The remembered case is inline: owner after owner hits it.
+  // shares them (so the remembered case is inline).
   bool Ports(const ModuleTree& tree, PathId path, const Layout& layout) {
     return (Plain(layout) && clean_ports_.in_src != nullptr && layout.in_src.get() == clean_ports_.in_src &&
             layout.in_dst.get() == clean_ports_.in_dst && tree.var_keyword(path) == clean_ports_.var_keyword &&

@@ -114,18 +114,6 @@ void Pipeline(size_t live, Produce&& produce, Consume&& consume) {
 #endif
 }
 
-// Scans [0, n) in blocks of at least `block` indexes, then calls
-// apply(i, result) for every i in increasing order with the result its
-// block's scan left. scan(begin, end, results) fills results[i - begin]
-// (fresh) for each i of [begin, end); it runs once per block, so it can
-// look up per-thread state once. Blocks are scanned in parallel and overlap
-// with the applies of earlier blocks; only a few blocks' results are live at
-// once, so they stay in cache however large n is.
-//
-// There are at most kMaxBlocks blocks: each block passes from thread to
-// thread, and where a passing costs tens of microseconds (a virtual machine
-// whose idle vCPU is put to sleep), a million owners in blocks of 256 took
-// longer on two threads than on one.
 namespace parallel_internal {
 // Makes `r` a fresh Result for its next block: r.Clear() where Result has
 // one (as fresh, keeping its storage: a phase fills a million results),
@@ -140,6 +128,19 @@ void MakeFresh(R& r, long) {
 }
 }  // namespace parallel_internal
 
+// Scans [0, n) in blocks of at least `block` indexes, then calls
+// apply(i, result) for every i in increasing order with the result its
+// block's scan left. scan(begin, end, results) fills results[i - begin]
+// (fresh: cleared where Result has Clear(), else a new value) for each i
+// of [begin, end); it runs once per block, so it can look up per-thread
+// state once. Blocks are scanned in parallel and overlap with the applies
+// of earlier blocks; only a few blocks' results are live at once, so they
+// stay in cache however large n is.
+//
+// There are at most kMaxBlocks blocks: each block passes from thread to
+// thread, and where a passing costs tens of microseconds (a virtual machine
+// whose idle vCPU is put to sleep), a million owners in blocks of 256 took
+// longer on two threads than on one.
 template <typename Result, typename Scan, typename Apply>
 void ScanThenApply(size_t n, size_t block, Scan&& scan, Apply&& apply) {
   constexpr size_t kMaxBlocks = 512;
