@@ -139,7 +139,7 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
   const size_t param_count = doc.parameters.size();
   Claims claims;
   claims.placement.assign(param_count, nullptr);
-  claims.canonical.resize(param_count);
+  claims.canonical.reset(new ModuleTree::ParamPath[param_count]);
   claims.expected.assign(param_count, false);
 
   const absl::Span<Owner> entries = owners.InOrder();

@@ -2,6 +2,7 @@
 #ifndef SHARDPLAN_CORE_CLAIMS_H_
 #define SHARDPLAN_CORE_CLAIMS_H_
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,7 +47,9 @@ struct Claims {
   // Per parameter id: its owning placement (null: not owned), and where
   // its canonical (first claimant's) full name comes from.
   std::vector<const NamedPlacements*> placement;  // in the document
-  std::vector<ModuleTree::ParamPath> canonical;  // the first claimant's slot
+  // The first claimant's slot; set (and read) only where placement[p] is:
+  // left uninitialized, not zeroed, as a million entries cost a pass.
+  std::unique_ptr<ModuleTree::ParamPath[]> canonical;
   // Per parameter id: expected by some owner (declared or not under a nested
   // owner).
   std::vector<bool> expected;

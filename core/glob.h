@@ -63,8 +63,10 @@ class Glob {
   // rest. State 0 is the state of the empty text.
   struct Automaton {
     std::vector<uint16_t> next;  // state * 128 + character
-    std::vector<bool> accepts;   // the text so far matches
-    std::vector<bool> dead;      // no extension of the text matches
+    // Per state, a byte each (read once per path: a bit array's shifts
+    // and masks cost more than the bytes):
+    std::vector<uint8_t> accepts;  // the text so far matches
+    std::vector<uint8_t> dead;     // no extension of the text matches
     uint16_t Step(uint16_t state, uint8_t c) const { return next[state * 128u + c]; }
     uint16_t Run(uint16_t state, std::string_view text) const {
       for (char c : text) state = Step(state, static_cast<uint8_t>(c));
