@@ -211,7 +211,10 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
       d.fqn = std::string(tree.fqn(owner.path));
       d.pointer = absl::StrCat(doc.PointerOf(owner.layout->origin), "/params");
     }
-    for (ParamId p : scan.expected) claims.expected[p] = true;
+    for (ParamId p : scan.expected) {
+      claims.expected_count += !claims.expected[p];
+      claims.expected[p] = true;
+    }
   };
   ScanThenApply<OwnerScan>(entries.size(), 256, scan_owners, claim);
 

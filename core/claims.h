@@ -53,6 +53,7 @@ struct Claims {
   // Per parameter id: expected by some owner (declared or not under a nested
   // owner).
   std::vector<bool> expected;
+  size_t expected_count = 0;  // how many are expected
   // Owned parameter names, in named_parameters(root) order.
   std::vector<ModuleTree::ParamPath> owned_params;
   // [canonical, alias] pairs, in named_parameters(root) order.

@@ -203,6 +203,29 @@ TEST(EngineTest, PlanIsCheckedOnlyWhenCollectionSucceeded) {
   EXPECT_EQ(Codes(checked), (std::vector<std::string>{"override-removed-ownership", "override-removed-coverage"}));
 }
 
+// Coverage counts each expected parameter once, however many plan entries
+// or names declare it, and never one that no owner expects.
+TEST(EngineTest, PlanCoverageCountsEachExpectedParameterOnce) {
+  const std::string entry = R"J({"params": {"weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}})J";
+  const std::string norm = R"J("norm": {"params": {"weight": {"tp": "R"}}, "in_src": {}, "in_dst": {}})J";
+  // The tied parameter, expected by two owners and declared by two entries.
+  Result both = CheckDoc(Doc(kTiedSame, absl::StrCat(R"J(, "plan": {"modules": {"embed": )J", entry,
+                                                      R"J(, "head": )J", entry, ", ", norm, "}}")));
+  EXPECT_TRUE(both.diagnostics.empty()) << both.diagnostics[0].message;
+  // The norm's weight, which no owner expects, does not stand in for it.
+  Result unexpected = CheckDoc(Doc(kTiedSame, absl::StrCat(R"J(, "plan": {"modules": {)J", norm, "}}")));
+  ASSERT_EQ(Codes(unexpected), std::vector<std::string>{"override-removed-coverage"});
+  EXPECT_EQ(unexpected.diagnostics[0].parameter, "embed.weight");
+  // One entry naming the tied parameter twice does not stand in for the
+  // norm's weight its owner expects.
+  Result twice = CheckDoc(Doc(R"J({"sharding": {"": {"params": {"norm.weight": {"tp": "R"},
+      "embed.weight": {"tp": "S(0)"}, "head.weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}}}})J",
+                              R"J(, "plan": {"modules": {"": {"params": {"embed.weight": {"tp": "S(0)"},
+      "head.weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}}}})J"));
+  ASSERT_EQ(Codes(twice), (std::vector<std::string>{"override-removed-ownership", "override-removed-coverage"}));
+  EXPECT_EQ(twice.diagnostics[1].parameter, "norm.weight");
+}
+
 // Native owners are added request by request, pattern by pattern, each
 // pattern's hits in path order, however the patterns are matched (all in
 // one pass over the paths; ASCII FQNs through quick tests first).
