@@ -509,22 +509,41 @@ void CheckNesting(const ModuleTree& tree, const Owners& owners, DiagnosticSink& 
       if (kinds[i] != kNoName) active_at[o.path] = static_cast<uint32_t>(i);
     }
   });
-  // In parallel: the (inner, outer) entry pairs of overlapping active
-  // owners, inners in entry order and each one's outers sorted.
+  // In parallel, chunk by chunk: the (inner, outer) entry pairs of
+  // overlapping active owners, inners in entry order and each one's outers
+  // sorted. Owners come in runs of siblings (a list of experts, a block's
+  // Linears): the active owners above a parent are found once per run.
   using Overlap = std::pair<uint32_t, uint32_t>;
-  const std::vector<Overlap> overlaps =
-      ParallelGather<Overlap>(0, entries.size(), 4096, [&](size_t e, std::vector<Overlap>& found) {
+  constexpr size_t kGrain = 4096;
+  std::vector<std::vector<Overlap>> chunks((entries.size() + kGrain - 1) / kGrain);
+  ParallelFor(chunks.size(), 1, [&](size_t first, size_t stop) {
+    PathId parent = kNoPath;       // the last owner's parent
+    SmallVector<uint32_t> above;   // its active ancestors-or-self, innermost first
+    for (size_t c = first; c < stop; ++c) {
+      std::vector<Overlap>& found = chunks[c];
+      for (size_t e = c * kGrain; e < std::min(entries.size(), (c + 1) * kGrain); ++e) {
         const NameId kind = kinds[e];
-        if (kind == kNoName) return;
-        const size_t from = found.size();
-        for (PathId a = tree.parent(entries[e].path); a != kNoPath; a = tree.parent(a)) {
-          const uint32_t i = active_at[a];
-          if (i == UINT32_MAX) continue;
-          const NameId pkind = kinds[i];
-          if (kind == pkind || kind == mesh || pkind == mesh) found.emplace_back(static_cast<uint32_t>(e), i);
+        if (kind == kNoName) continue;
+        if (const PathId up = tree.parent(entries[e].path); up != parent) {
+          parent = up;
+          above.clear();
+          for (PathId a = up; a != kNoPath; a = tree.parent(a)) {
+            if (active_at[a] != UINT32_MAX) above.push_back(active_at[a]);
+          }
         }
-        if (found.size() - from > 1) std::sort(found.begin() + from, found.end());
-      });
+        size_t hits = 0;
+        for (const uint32_t i : above) {
+          const NameId pkind = kinds[i];
+          if (kind == pkind || kind == mesh || pkind == mesh) {
+            found.emplace_back(static_cast<uint32_t>(e), i);
+            ++hits;
+          }
+        }
+        if (hits > 1) std::sort(found.end() - hits, found.end());
+      }
+    }
+  });
+  const std::vector<Overlap> overlaps = JoinChunks(chunks);
   for (const auto& [e, i] : overlaps) {
     const std::string_view outer = tree.fqn(entries[i].path), fqn = tree.fqn(entries[e].path);
     Diagnostic& d = sink.Error("overlapping-communication", msg::OverlappingCommunication(outer, fqn));

@@ -1,10 +1,12 @@
 #include "core/collect.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/glob.h"
+#include "core/messages.h"
 #include "core/owners.h"
 #include "core/parse.h"
 #include "gtest/gtest.h"
@@ -169,6 +171,79 @@ TEST(CollectTest, NativeRequestsAddEachModuleOnceInPatternOrder) {
     }
     EXPECT_EQ(found, want_found) << shared;
   }
+}
+
+// Overlaps are found per owner from the active owners above it, which a
+// run of siblings shares: against every (inner, outer) pair of active
+// owners, walked up one at a time, for owners listed in a shuffled order
+// (an owner's outers in entry order) across several chunks of 4,096.
+TEST(CollectTest, NestingReportsEveryOverlapInEntryOrder) {
+  const char* const kinds[] = {"tp", "mesh", "none", "dp"};
+  uint64_t state = 12345;
+  auto next = [&](uint64_t n) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<size_t>((state >> 33) % n);
+  };
+  // 1,500 blocks l<i> > {a, b, c > d}: 7,501 paths; each module has a kind.
+  std::string modules, children;
+  std::vector<std::string> fqns;
+  for (int i = 0; i < 1500; ++i) {
+    const std::string l = absl::StrCat("l", i);
+    absl::StrAppend(&children, i ? ", " : "", "\"", l, "\": \"", l, "\"");
+    auto module = [&](const std::string& id, const std::string& kids) {
+      absl::StrAppend(&modules, "\"", id, R"J(": {"forward": ["x"], "children": {)J", kids,
+                      R"J(}, "parallel": {"binding_kind": ")J", kinds[next(4)], R"J(", "axes": ["tp"]}}, )J");
+    };
+    module(l, absl::StrCat("\"a\": \"", l, ".a\", \"b\": \"", l, ".b\", \"c\": \"", l, ".c\""));
+    module(l + ".a", "");
+    module(l + ".b", "");
+    module(l + ".c", absl::StrCat("\"d\": \"", l, ".c.d\""));
+    module(l + ".c.d", "");
+    for (const char* f : {"", ".a", ".b", ".c", ".c.d"}) {
+      if (next(4) != 0) fqns.push_back(l + f);  // three owners in four
+    }
+  }
+  for (size_t i = fqns.size() - 1; i > 0; --i) std::swap(fqns[i], fqns[next(i + 1)]);
+  std::string providers;
+  for (const std::string& fqn : fqns) {
+    absl::StrAppend(&providers, providers.empty() ? "" : ", ", "\"", fqn,
+                    R"J(": {"params": {}, "in_src": {"x": {}}, "in_dst": {"x": {}}})J");
+  }
+  const std::string text = absl::StrCat(
+      R"J({"schema": "shardplan.v1", "mesh": {"tp": 2}, "parameters": {}, "root": "m", "modules": {)J", modules,
+      R"J("m": {"children": {)J", children, R"J(}}}, "providers": {"sharding": {)J", providers, "}}}");
+  ParsedDocument parsed = ParseDocument(text, Limits{});
+  ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
+  const ModuleTree tree(*parsed.document);
+  Owners owners(parsed.document->modules.size());
+  DiagnosticSink collected;
+  ASSERT_TRUE(CollectOwners(tree, owners, collected));
+  ASSERT_GT(owners.InOrder().size(), 4096u);
+
+  // Every pair, walked up one owner at a time.
+  const Document& doc = *parsed.document;
+  auto kind = [&](const Owner& o) { return doc.Name(o.parallel->binding_kind); };
+  std::vector<int> entry_at(tree.size(), -1);
+  const absl::Span<const Owner> entries = owners.InOrder();
+  for (size_t e = 0; e < entries.size(); ++e) entry_at[entries[e].path] = static_cast<int>(e);
+  std::vector<std::string> want;
+  for (const Owner& inner : entries) {
+    if (kind(inner) == "none") continue;
+    std::vector<int> outers;
+    for (PathId a = tree.parent(inner.path); a != kNoPath; a = tree.parent(a)) {
+      if (entry_at[a] < 0) continue;
+      const std::string_view k = kind(entries[entry_at[a]]);
+      if (k != "none" && (k == kind(inner) || k == "mesh" || kind(inner) == "mesh")) outers.push_back(entry_at[a]);
+    }
+    std::sort(outers.begin(), outers.end());
+    for (int i : outers) want.push_back(msg::OverlappingCommunication(tree.fqn(entries[i].path), tree.fqn(inner.path)));
+  }
+  DiagnosticSink sink;
+  CheckNesting(tree, owners, sink);
+  std::vector<std::string> got;
+  for (const Diagnostic& d : sink.Take()) got.push_back(d.message);
+  ASSERT_GT(want.size(), 1000u);
+  EXPECT_EQ(got, want);
 }
 
 }  // namespace
