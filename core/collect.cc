@@ -517,8 +517,8 @@ void CheckNesting(const ModuleTree& tree, const Owners& owners, DiagnosticSink& 
   constexpr size_t kGrain = 4096;
   std::vector<std::vector<Overlap>> chunks((entries.size() + kGrain - 1) / kGrain);
   ParallelFor(chunks.size(), 1, [&](size_t first, size_t stop) {
-    PathId parent = kNoPath;       // the last owner's parent
-    SmallVector<uint32_t> above;   // its active ancestors-or-self, innermost first
+    PathId parent = kNoPath;  // the last owner's parent
+    SmallVector<uint32_t> above;  // its active ancestors-or-self, innermost first
     for (size_t c = first; c < stop; ++c) {
       std::vector<Overlap>& found = chunks[c];
       for (size_t e = c * kGrain; e < std::min(entries.size(), (c + 1) * kGrain); ++e) {

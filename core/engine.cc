@@ -38,6 +38,7 @@ void FillOwned(Ownership& o, Result& result) {
   owned.entries = o.owners.Take();
   owned.declared = std::move(o.claims.declared);
   owned.owned_params = std::move(o.claims.owned_params);
+  owned.expected.reserve(o.claims.expected_count);
   for (ParamId p = 0; p < o.claims.expected.size(); ++p) {
     if (o.claims.expected[p]) owned.expected.push_back(p);
   }
