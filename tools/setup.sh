@@ -41,6 +41,7 @@ PACKAGES=(
   emscripten               # the WebAssembly build (emcc 3.1.6, prebuilt frozen cache)
   chromium                 # the browser test of the WebAssembly page
   python3-torch            # the PyTorch exporter (shardplan.torch) and the model zoo
+  valgrind linux-perf      # the profiles of tools/perf/measure.py and instructions.py
 )
 
 ACTIONS=()
