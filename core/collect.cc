@@ -200,12 +200,11 @@ void Collector::Families() {
 std::vector<bool> Collector::TouchesFamilySubtree() const {
   const size_t n = doc_.modules.size();
   std::vector<bool> in_family(n, false);
-  std::vector<ModuleId> stack;
-  bool any = false;
+  std::vector<ModuleId> members, stack;  // members: every module marked
   for (ModuleId b : doc_.family_modules) {
     if (tree_.first_path(b) == kNoPath || in_family[b]) continue;
-    any = true;
     in_family[b] = true;
+    members.push_back(b);
     stack.push_back(b);
     while (!stack.empty()) {
       ModuleId m = stack.back();
@@ -213,14 +212,26 @@ std::vector<bool> Collector::TouchesFamilySubtree() const {
       for (const auto& [name, child] : doc_.modules[m].children) {
         if (!in_family[child]) {
           in_family[child] = true;
+          members.push_back(child);
           stack.push_back(child);
         }
       }
     }
   }
-  if (!any) return in_family;  // no family: nothing touches one
-  // Paths in reverse pre-order visit every child before its parent.
+  if (members.empty()) return in_family;  // no family: nothing touches one
   std::vector<bool> touches = in_family;
+  if (!tree_.shared()) {
+    // A module has one path: from each marked module's, up to the first
+    // ancestor already marked (a family's few modules, not every path).
+    for (ModuleId m : members) {
+      for (PathId q = tree_.parent(tree_.first_path(m)); q != kNoPath && !touches[tree_.module(q)];
+           q = tree_.parent(q)) {
+        touches[tree_.module(q)] = true;
+      }
+    }
+    return touches;
+  }
+  // Paths in reverse pre-order visit every child before its parent.
   for (PathId p = static_cast<PathId>(tree_.size()); p-- > 1;) {
     if (touches[tree_.module(p)]) touches[tree_.module(tree_.parent(p))] = true;
   }

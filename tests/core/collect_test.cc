@@ -246,5 +246,78 @@ TEST(CollectTest, NestingReportsEveryOverlapInEntryOrder) {
   EXPECT_EQ(got, want);
 }
 
+// A native hit on a module whose subtree holds a module of a family's
+// subtree is reported, whichever of the two is above: against that rule
+// checked path by path, over 200 blocks > 4 children > a leaf with
+// families drawn among the children and the leaves.
+TEST(CollectTest, NativeHitsTouchingAFamilyAreReported) {
+  uint64_t state = 777;
+  auto next = [&](uint64_t n) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<size_t>((state >> 33) % n);
+  };
+  const std::string family =
+      R"J(, "family": {"parallel": false, "sharding": {"params": {}, "in_src": {}, "in_dst": {}}})J";
+  std::string modules, blocks;
+  for (int b = 0; b < 200; ++b) {
+    const std::string m = absl::StrCat("b", b);
+    absl::StrAppend(&blocks, b ? ", " : "", "\"", b, "\": \"", m, "\"");
+    std::string kids;
+    for (int c = 0; c < 4; ++c) {
+      const std::string id = absl::StrCat(m, ".", c);
+      absl::StrAppend(&kids, c ? ", " : "", "\"c", c, "\": \"", id, "\"");
+      absl::StrAppend(&modules, ", \"", id, R"J(": {"forward": ["x"], "children": {"leaf": ")J", id, ".l\"}",
+                      next(8) == 0 ? family : "", "}, \"", id, R"J(.l": {"forward": ["x"])J",
+                      next(8) == 0 ? family : "", "}");
+    }
+    absl::StrAppend(&modules, ", \"", m, R"J(": {"forward": ["x"], "children": {)J", kids, "}}");
+  }
+  const std::vector<std::string> patterns = {"blocks.*.c*.leaf", "blocks.*.c*", "blocks.*"};
+  std::string native;
+  for (const std::string& pattern : patterns) {
+    absl::StrAppend(&native, native.empty() ? "" : ", ", R"J({"match": [")J", pattern,
+                    R"J("], "sharding": {"params": {}, "in_src": {}, "in_dst": {}}})J");
+  }
+  const std::string text = absl::StrCat(
+      R"J({"schema": "shardplan.v1", "mesh": {"tp": 2}, "parameters": {}, "root": "model", "modules": {)J",
+      R"J("model": {"forward": ["x"], "children": {"blocks": "blocks"}}, "blocks": {"type": "ModuleList", "children": {)J",
+      blocks, "}}", modules, R"J(}, "providers": {"native": [)J", native, "]}}");
+  ParsedDocument parsed = ParseDocument(text, Limits{});
+  ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
+  const Document& doc = *parsed.document;
+  const ModuleTree tree(doc);
+  ASSERT_FALSE(tree.shared());
+
+  // The rule: a path lies in a family's subtree when it or an ancestor is a
+  // family's module; a hit touches one when some path below it does.
+  std::vector<bool> family_module(doc.modules.size(), false);
+  for (ModuleId m : doc.family_modules) family_module[m] = true;
+  auto in_family = [&](PathId q) {
+    for (PathId a = q; a != kNoPath; a = tree.parent(a)) {
+      if (family_module[tree.module(a)]) return true;
+    }
+    return false;
+  };
+  std::vector<std::string> want;
+  for (const std::string& pattern : patterns) {
+    const Glob glob(pattern);
+    for (PathId p = 0; p < tree.size(); ++p) {
+      if (!glob.Matches(tree.fqn(p))) continue;
+      bool touches = false;
+      for (PathId q = p; q < tree.end(p) && !touches; ++q) touches = in_family(q);
+      if (touches) want.push_back(std::string(tree.fqn(p)));
+    }
+  }
+  Owners owners(doc.modules.size());
+  DiagnosticSink sink;
+  CollectOwners(tree, owners, sink);
+  std::vector<std::string> got;
+  for (const Diagnostic& d : sink.Take()) {
+    if (d.code == "native-overlaps-family") got.push_back(*d.fqn);
+  }
+  ASSERT_GT(want.size(), 100u);
+  EXPECT_EQ(got, want);
+}
+
 }  // namespace
 }  // namespace shardplan
