@@ -34,6 +34,20 @@ std::string BlocksDocument(const std::string& match) {
       R"J(, "sharding": {"params": {}, "in_src": {}, "in_dst": {}}}]}})J");
 }
 
+// A fixed stream of pseudo-random draws (an LCG): a test's model never
+// changes. Called with n, it draws a number in [0, n).
+class Draws {
+ public:
+  explicit Draws(uint64_t seed) : state_(seed) {}
+  size_t operator()(uint64_t n) {
+    state_ = state_ * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<size_t>((state_ >> 33) % n);
+  }
+
+ private:
+  uint64_t state_;
+};
+
 // The owners' paths, in entry order.
 std::vector<PathId> OwnerPaths(const Owners& owners) {
   std::vector<PathId> paths;
@@ -179,11 +193,7 @@ TEST(CollectTest, NativeRequestsAddEachModuleOnceInPatternOrder) {
 // (an owner's outers in entry order) across several chunks of 4,096.
 TEST(CollectTest, NestingReportsEveryOverlapInEntryOrder) {
   const char* const kinds[] = {"tp", "mesh", "none", "dp"};
-  uint64_t state = 12345;
-  auto next = [&](uint64_t n) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<size_t>((state >> 33) % n);
-  };
+  Draws next(12345);
   // 1,500 blocks l<i> > {a, b, c > d}: 7,501 paths; each module has a kind.
   std::string modules, children;
   std::vector<std::string> fqns;
@@ -251,11 +261,7 @@ TEST(CollectTest, NestingReportsEveryOverlapInEntryOrder) {
 // checked path by path, over 200 blocks > 4 children > a leaf with
 // families drawn among the children and the leaves.
 TEST(CollectTest, NativeHitsTouchingAFamilyAreReported) {
-  uint64_t state = 777;
-  auto next = [&](uint64_t n) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<size_t>((state >> 33) % n);
-  };
+  Draws next(777);
   const std::string family =
       R"J(, "family": {"parallel": false, "sharding": {"params": {}, "in_src": {}, "in_dst": {}}})J";
   std::string modules, blocks;
