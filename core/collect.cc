@@ -311,8 +311,8 @@ std::vector<std::vector<PathId>> Collector::MatchingPaths(const std::vector<Glob
   using Match = std::pair<uint32_t, PathId>;  // (pattern, path)
   PerThread<NameSteps> steps([] { return NameSteps(); });
   const std::vector<Match> found =
-      ParallelGather<Match>(0, (stop - first + kChunk - 1) / kChunk, 1, [&](size_t c, std::vector<Match>& out) {
-        const PathId begin = first + static_cast<PathId>(c) * kChunk, end = std::min(stop, begin + kChunk);
+      ParallelGather<Match>(first, stop, kChunk, [&](size_t chunk_begin, size_t chunk_end, std::vector<Match>& out) {
+        const PathId begin = static_cast<PathId>(chunk_begin), end = static_cast<PathId>(chunk_end);
         std::array<uint32_t, kChunk> sizes;
         std::array<uint64_t, kChunk> tails;
         std::array<PathId, kChunk> candidates;
@@ -525,36 +525,31 @@ void CheckNesting(const ModuleTree& tree, const Owners& owners, DiagnosticSink& 
   // sorted. Owners come in runs of siblings (a list of experts, a block's
   // Linears): the active owners above a parent are found once per run.
   using Overlap = std::pair<uint32_t, uint32_t>;
-  constexpr size_t kGrain = 4096;
-  std::vector<std::vector<Overlap>> chunks((entries.size() + kGrain - 1) / kGrain);
-  ParallelFor(chunks.size(), 1, [&](size_t first, size_t stop) {
-    PathId parent = kNoPath;  // the last owner's parent
-    SmallVector<uint32_t> above;  // its active ancestors-or-self, innermost first
-    for (size_t c = first; c < stop; ++c) {
-      std::vector<Overlap>& found = chunks[c];
-      for (size_t e = c * kGrain; e < std::min(entries.size(), (c + 1) * kGrain); ++e) {
-        const NameId kind = kinds[e];
-        if (kind == kNoName) continue;
-        if (const PathId up = tree.parent(entries[e].path); up != parent) {
-          parent = up;
-          above.clear();
-          for (PathId a = up; a != kNoPath; a = tree.parent(a)) {
-            if (active_at[a] != UINT32_MAX) above.push_back(active_at[a]);
+  const std::vector<Overlap> overlaps =
+      ParallelGather<Overlap>(0, entries.size(), 4096, [&](size_t begin, size_t end, std::vector<Overlap>& found) {
+        PathId parent = kNoPath;  // the last owner's parent
+        SmallVector<uint32_t> above;  // its active ancestors-or-self, innermost first
+        for (size_t e = begin; e < end; ++e) {
+          const NameId kind = kinds[e];
+          if (kind == kNoName) continue;
+          if (const PathId up = tree.parent(entries[e].path); up != parent) {
+            parent = up;
+            above.clear();
+            for (PathId a = up; a != kNoPath; a = tree.parent(a)) {
+              if (active_at[a] != UINT32_MAX) above.push_back(active_at[a]);
+            }
           }
-        }
-        size_t hits = 0;
-        for (const uint32_t i : above) {
-          const NameId pkind = kinds[i];
-          if (kind == pkind || kind == mesh || pkind == mesh) {
-            found.emplace_back(static_cast<uint32_t>(e), i);
-            ++hits;
+          size_t hits = 0;
+          for (const uint32_t i : above) {
+            const NameId pkind = kinds[i];
+            if (kind == pkind || kind == mesh || pkind == mesh) {
+              found.emplace_back(static_cast<uint32_t>(e), i);
+              ++hits;
+            }
           }
+          if (hits > 1) std::sort(found.end() - hits, found.end());
         }
-        if (hits > 1) std::sort(found.end() - hits, found.end());
-      }
-    }
-  });
-  const std::vector<Overlap> overlaps = JoinChunks(chunks);
+      });
   for (const auto& [e, i] : overlaps) {
     const std::string_view outer = tree.fqn(entries[i].path), fqn = tree.fqn(entries[e].path);
     Diagnostic& d = sink.Error("overlapping-communication", msg::OverlappingCommunication(outer, fqn));

@@ -76,18 +76,16 @@ std::vector<T> JoinChunks(const std::vector<std::vector<T>>& chunks) {
   return out;
 }
 
-// Calls gather(i, items) for every i in [begin, end), where gather appends
-// what it finds for i to `items`: in parallel over chunks of `grain`
-// indexes, each chunk into its own vector. Returns the items of every
-// chunk, joined in index order.
+// Splits [begin, end) into chunks of `grain` indexes (the last one may be
+// shorter) and calls gather(lo, hi, items) once per chunk [lo, hi), in
+// parallel, where gather appends what it finds in its chunk to `items`, a
+// vector of the chunk's own (state kept from index to index stays within
+// the call). Returns the items of every chunk, joined in index order.
 template <typename T, typename Gather>
 std::vector<T> ParallelGather(size_t begin, size_t end, size_t grain, Gather&& gather) {
   std::vector<std::vector<T>> chunks((end - begin + grain - 1) / grain);
   ParallelFor(chunks.size(), 1, [&](size_t first, size_t stop) {
-    for (size_t c = first; c < stop; ++c) {
-      const size_t last = std::min(end, begin + (c + 1) * grain);
-      for (size_t i = begin + c * grain; i < last; ++i) gather(i, chunks[c]);
-    }
+    for (size_t c = first; c < stop; ++c) gather(begin + c * grain, std::min(end, begin + (c + 1) * grain), chunks[c]);
   });
   return JoinChunks(chunks);
 }

@@ -33,20 +33,27 @@ TEST(ParallelForTest, CoversEveryIndexOnceInChunksOfAboutTheGrain) {
   }
 }
 
-// Each index gathers none, one or two items; they come out in index order.
+// Each index gathers none, one or two items; they come out in index order,
+// from chunks of 64 indexes (the last one shorter) laid end to end.
 TEST(ParallelGatherTest, JoinsTheItemsOfEveryIndexInOrderForEveryThreadCount) {
-  auto gather = [](size_t i, std::vector<uint32_t>& items) {
+  auto gather_index = [](size_t i, std::vector<uint32_t>& items) {
     if (i % 7 == 3) items.push_back(static_cast<uint32_t>(i));
     if (i % 1000 == 0) items.insert(items.end(), {static_cast<uint32_t>(i), 0});
   };
   for (size_t begin : {size_t{0}, size_t{5}}) {
     for (size_t end : {begin, begin + 1, begin + 100, begin + 100003}) {
       std::vector<uint32_t> want;
-      for (size_t i = begin; i < end; ++i) gather(i, want);
+      for (size_t i = begin; i < end; ++i) gather_index(i, want);
       for (int threads : {1, 4}) {
+        std::atomic<bool> misplaced{false};
+        auto gather = [&](size_t lo, size_t hi, std::vector<uint32_t>& items) {
+          if ((lo - begin) % 64 != 0 || hi != std::min(end, lo + 64)) misplaced = true;
+          for (size_t i = lo; i < hi; ++i) gather_index(i, items);
+        };
         const std::vector<uint32_t> got =
             WithThreads(threads, [&] { return ParallelGather<uint32_t>(begin, end, 64, gather); });
         EXPECT_EQ(got, want) << "[" << begin << ", " << end << ") threads=" << threads;
+        EXPECT_FALSE(misplaced) << "[" << begin << ", " << end << ") threads=" << threads;
       }
     }
   }
