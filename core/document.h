@@ -54,7 +54,7 @@ using PlacementMap = absl::InlinedVector<PlacementEntry, 1>;
 // A layout's placement map, or none (absent or null in the document). It
 // points to an immutable map a MapStore keeps once however many layouts
 // spell it: a model has millions of layouts and few distinct maps, so a
-// layout is 88 bytes instead of 448. Read like a std::optional.
+// layout is 64 bytes instead of 448. Read like a std::optional.
 class MapRef {
  public:
   MapRef() = default;
@@ -125,6 +125,43 @@ struct Origin {
   uint32_t rule = 0;
 };
 
+// A layout's out_names, or none (absent or null in the document), read like
+// a std::optional: 8 bytes where a std::optional<SmallVector<NameId>> is 32.
+// Every check streams a million layouts, and few have out_names.
+class OptionalNames {
+ public:
+  OptionalNames() = default;
+  OptionalNames(const OptionalNames& other) { *this = other; }
+  OptionalNames(OptionalNames&&) noexcept = default;
+  OptionalNames& operator=(const OptionalNames& other) {
+    if (this != &other) names_ = other ? std::make_unique<SmallVector<NameId>>(*other) : nullptr;
+    return *this;
+  }
+  OptionalNames& operator=(OptionalNames&&) noexcept = default;
+  OptionalNames& operator=(std::optional<SmallVector<NameId>> names) {
+    names_ = names ? std::make_unique<SmallVector<NameId>>(std::move(*names)) : nullptr;
+    return *this;
+  }
+
+  explicit operator bool() const { return names_ != nullptr; }
+  bool has_value() const { return names_ != nullptr; }
+  const SmallVector<NameId>& operator*() const { return *names_; }
+  const SmallVector<NameId>* operator->() const { return names_.get(); }
+  SmallVector<NameId>* operator->() { return names_.get(); }
+  // The names, or null when there are none.
+  const SmallVector<NameId>* get() const { return names_.get(); }
+  // Makes the names an empty list.
+  void emplace() { names_ = std::make_unique<SmallVector<NameId>>(); }
+
+  // Equal when both are absent, or both present and equal.
+  friend bool operator==(const OptionalNames& a, const OptionalNames& b) {
+    return a && b ? *a == *b : !a && !b;
+  }
+
+ private:
+  std::unique_ptr<SmallVector<NameId>> names_;
+};
+
 // A module sharding spec. A field without a value (MapRef or std::nullopt)
 // was absent or null.
 struct Layout {
@@ -133,7 +170,7 @@ struct Layout {
   MapRef in_dst;
   MapRef out_src;
   MapRef out_dst;
-  std::optional<SmallVector<NameId>> out_names;
+  OptionalNames out_names;
   // The first legacy field (local_compute_fn, inner_wrapper, inner_target,
   // region_dispatch) with a non-null value, or kNoName.
   NameId legacy_field = kNoName;
@@ -194,6 +231,7 @@ struct FqnLayout {
   NameId fqn;
   Layout layout;
 };
+static_assert(sizeof(Layout) <= 64 && sizeof(FqnLayout) <= 72, "a million layouts are streamed by every check");
 
 // Asks for entries[i], if there is one, to be brought into the cache: a
 // million entries read one after another, with the lookups each leads to,

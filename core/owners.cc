@@ -8,7 +8,7 @@
 namespace shardplan {
 
 std::optional<SmallVector<NameId>> NormalizedOutNames(const Layout& layout) {
-  if (layout.out_names) return layout.out_names;
+  if (layout.out_names) return *layout.out_names;
   std::optional<SmallVector<NameId>> names;
   NameSet seen;
   for (const auto* map : {&layout.out_src, &layout.out_dst}) {

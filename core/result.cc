@@ -40,10 +40,10 @@ void WritePlacementMap(Writer& w, const Document& doc, const PlacementMap& map) 
 
 // A layout: params (written by `write_params`; null when absent), in_src
 // and in_dst always (null when absent), out_src, out_dst and `out_names`
-// when present.
+// when present (`out_names`: null when absent).
 template <typename WriteParams>
 void WriteLayoutWith(Writer& w, const Document& doc, const Layout& layout, WriteParams write_params,
-                     const std::optional<SmallVector<NameId>>& out_names) {
+                     const SmallVector<NameId>* out_names) {
   w.StartObject();
   Key(w, "params");
   if (layout.params) {
@@ -76,7 +76,7 @@ void WriteLayoutWith(Writer& w, const Document& doc, const Layout& layout, Write
 // A plan entry's layout, as written.
 void WriteLayout(Writer& w, const Document& doc, const Layout& layout) {
   WriteLayoutWith(
-      w, doc, layout, [&](const PlacementMap& params) { WritePlacementMap(w, doc, params); }, layout.out_names);
+      w, doc, layout, [&](const PlacementMap& params) { WritePlacementMap(w, doc, params); }, layout.out_names.get());
 }
 
 // An owner's layout as the result prints it: less the params claims dropped,
@@ -84,6 +84,7 @@ void WriteLayout(Writer& w, const Document& doc, const Layout& layout) {
 void WriteOwnedLayout(Writer& w, const Document& doc, const Owner& entry, const Declarations& declared) {
   const Layout& layout = *entry.layout;
   const absl::Span<const Declarations::Outcome> outcomes = declared.OutcomesOf(entry);
+  const std::optional<SmallVector<NameId>> out_names = NormalizedOutNames(layout);
   WriteLayoutWith(
       w, doc, layout,
       [&](const PlacementMap& params) {
@@ -94,7 +95,7 @@ void WriteOwnedLayout(Writer& w, const Document& doc, const Owner& entry, const 
         }
         w.EndObject();
       },
-      NormalizedOutNames(layout));
+      out_names ? &*out_names : nullptr);
 }
 
 void WriteMemory(Writer& w, const std::optional<MemoryReport>& memory) {

@@ -1,6 +1,7 @@
 #include "core/document.h"
 
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -60,6 +61,33 @@ TEST(MapStoreTest, AStoreKeepsItsBaseAlive) {
   // `ref` points into the base store, which only `copy` holds now.
   EXPECT_EQ((*ref)[0].placements[0].placement, *ParsePlacement("S(-1)"));
   EXPECT_TRUE(copy.Intern(Map({{1, {{7, "S(-1)"}}}})));
+}
+
+// A layout copied (the planner copies the owner's) owns its out_names: a
+// change to the copy leaves the original as it was. Absent and empty differ.
+TEST(OptionalNamesTest, CopiesOwnTheirNamesAndCompareByValue) {
+  Layout a;
+  EXPECT_FALSE(a.out_names);
+  a.out_names = SmallVector<NameId>{4, 5};
+  Layout b = a;
+  ASSERT_TRUE(b.out_names);
+  EXPECT_NE(b.out_names.get(), a.out_names.get());
+  EXPECT_TRUE(a.out_names == b.out_names);
+  b.out_names->push_back(6);
+  EXPECT_EQ(*a.out_names, (SmallVector<NameId>{4, 5}));
+  EXPECT_FALSE(a.out_names == b.out_names);
+  a = b;
+  EXPECT_EQ(*a.out_names, (SmallVector<NameId>{4, 5, 6}));
+
+  Layout none, empty;
+  empty.out_names.emplace();
+  EXPECT_TRUE(empty.out_names.has_value());
+  EXPECT_TRUE(empty.out_names->empty());
+  EXPECT_FALSE(none.out_names == empty.out_names);
+  EXPECT_TRUE(none.out_names == Layout().out_names);
+  b.out_names = std::nullopt;
+  EXPECT_FALSE(b.out_names);
+  EXPECT_FALSE(a.out_names == b.out_names);
 }
 
 }  // namespace
