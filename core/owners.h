@@ -24,11 +24,15 @@ enum class OwnerKind : uint8_t { kModel, kFamily, kNative };
 // up to a million owners. What kind of owner it is follows from where its
 // layout lies (KindOf).
 struct Owner {
+  // Leaves every field unset: Owners::AddReserved writes them all, in
+  // parallel. (Defaults would be written by the vector as it grows: a
+  // serial pass over a million owners, before the parallel one.)
+  Owner() {}
   PathId path;  // the entry's FQN (its module: ModuleTree::module(path))
   // Where claims put what they made of each of layout->params
   // (Declarations); kNotClaimed before claims or without params.
   static constexpr uint32_t kNotClaimed = UINT32_MAX;
-  uint32_t declared = kNotClaimed;
+  uint32_t declared;
   const Layout* layout;
   const ParallelSpec* parallel;  // null when none
 };
@@ -56,7 +60,8 @@ class Owners {
   // place in insertion order for module `module` (which must not have an
   // entry) at `path`, and Has(module) is true at once; AddReserved(fill)
   // then writes every reserved entry, calling fill(k, owner) for the kth
-  // one (path set, the rest as in a fresh Owner) in parallel. In between,
+  // one (path set, declared kNotClaimed, layout and parallel null) in
+  // parallel. In between,
   // only Has, Reserve, ReserveAll and Remove (of an entry added before) may
   // be called.
   void Reserve(PathId path, ModuleId module) {
@@ -86,6 +91,9 @@ class Owners {
       for (size_t k = begin; k < end; ++k) {
         Owner& owner = entries_[base + k];
         owner.path = reserved_[k];
+        owner.declared = Owner::kNotClaimed;
+        owner.layout = nullptr;
+        owner.parallel = nullptr;
         fill(k, owner);
       }
     });
