@@ -162,8 +162,8 @@ class OptionalNames {
   std::unique_ptr<SmallVector<NameId>> names_;
 };
 
-// A module sharding spec. A field without a value (MapRef or std::nullopt)
-// was absent or null.
+// A module sharding spec. A field without a value (a MapRef or OptionalNames
+// that holds none) was absent or null.
 struct Layout {
   MapRef params;
   MapRef in_src;

@@ -61,9 +61,8 @@ class Owners {
   // entry) at `path`, and Has(module) is true at once; AddReserved(fill)
   // then writes every reserved entry, calling fill(k, owner) for the kth
   // one (path set, declared kNotClaimed, layout and parallel null) in
-  // parallel. In between,
-  // only Has, Reserve, ReserveAll and Remove (of an entry added before) may
-  // be called.
+  // parallel. In between, only Has, Reserve, ReserveAll and Remove (of an
+  // entry added before) may be called.
   void Reserve(PathId path, ModuleId module) {
     index_[module] = static_cast<uint32_t>(entries_.size() + reserved_.size());
     reserved_.push_back(path);

@@ -40,7 +40,7 @@ void WritePlacementMap(Writer& w, const Document& doc, const PlacementMap& map) 
 
 // A layout: params (written by `write_params`; null when absent), in_src
 // and in_dst always (null when absent), out_src, out_dst and `out_names`
-// when present (`out_names`: null when absent).
+// (null: none) when present.
 template <typename WriteParams>
 void WriteLayoutWith(Writer& w, const Document& doc, const Layout& layout, WriteParams write_params,
                      const SmallVector<NameId>* out_names) {
