@@ -63,13 +63,14 @@ def main():
     for b in args.bench:
         if not (os.path.isfile(b) and os.access(b, os.X_OK)):
             ap.error(f"not an executable file: {b}")
+    binaries = [os.path.abspath(b) for b in args.bench]  # "cb" would be looked up on PATH
 
     times = [{} for _ in args.bench]  # per binary: name -> [ms per round]
     try:
         for r in range(args.rounds):
             order = range(len(args.bench)) if r % 2 == 0 else reversed(range(len(args.bench)))
             for i in order:
-                for name, ms in run(args.bench[i], args.filter, args.cpus, args.min_time).items():
+                for name, ms in run(binaries[i], args.filter, args.cpus, args.min_time).items():
                     times[i].setdefault(name, []).append(ms)
     except (RuntimeError, OSError, ValueError) as e:
         sys.exit(f"ab.py: {e}")
