@@ -11,10 +11,10 @@ counts (instructions.py) show the work a change removes; only timings show
 memory stalls and mispredicted branches.
 
     python3 tools/perf/ab.py OLD_BENCH NEW_BENCH
-    python3 tools/perf/ab.py --cpus 2 --rounds 12 --filter '/deepseek/' OLD NEW
+    python3 tools/perf/ab.py --cpus 2 --rounds 12 --filter '(Collect|Claims|PlanCheck)/deepseek/' OLD NEW
 
-Each run is one process: `--cpus 1` pins it to CPU 0 (one thread), `--cpus
-2` leaves it on every CPU.
+Each run is one process, pinned with taskset to CPUs 0 to N-1 (`--cpus N`,
+default 1: one thread).
 """
 
 import argparse
@@ -32,8 +32,7 @@ def run(bench, pattern, cpus, min_time):
     """{benchmark name: milliseconds per call} of one run of `bench`."""
     cmd = [bench, f"--benchmark_filter={pattern}", "--benchmark_format=json",
            f"--benchmark_min_time={min_time}"]
-    if cpus == 1:
-        cmd = ["taskset", "-c", "0"] + cmd
+    cmd = ["taskset", "-c", f"0-{cpus - 1}"] + cmd
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"{bench} exited with {r.returncode}: {r.stderr[-400:]}")
@@ -54,12 +53,13 @@ def main():
     ap.add_argument("bench", nargs="+", help="core_benchmark binaries; the first is the baseline")
     ap.add_argument("--filter", default=DEFAULT_FILTER, help="--benchmark_filter (default: %(default)s)")
     ap.add_argument("--rounds", type=int, default=8, help="runs of each binary (default: %(default)s)")
-    ap.add_argument("--cpus", type=int, choices=(1, 2), default=1,
-                    help="1: pinned to CPU 0; 2: every CPU (default: %(default)s)")
+    ap.add_argument("--cpus", type=int, default=1, help="run on CPUs 0 to N-1 (default: %(default)s)")
     ap.add_argument("--min-time", type=float, default=0.2, help="--benchmark_min_time, s (default: %(default)s)")
     args = ap.parse_args()
     if args.rounds < 1:
         ap.error("--rounds must be at least 1")
+    if not 1 <= args.cpus <= (os.cpu_count() or 1):
+        ap.error(f"--cpus must be from 1 to {os.cpu_count()}")
     for b in args.bench:
         if not (os.path.isfile(b) and os.access(b, os.X_OK)):
             ap.error(f"not an executable file: {b}")
