@@ -11,40 +11,38 @@ counts (instructions.py) show the work a change removes; only timings show
 memory stalls and mispredicted branches.
 
     python3 tools/perf/ab.py OLD_BENCH NEW_BENCH
-    python3 tools/perf/ab.py --cpus 2 --rounds 12 --filter '(Collect|Claims|PlanCheck)/deepseek/' OLD NEW
+    python3 tools/perf/ab.py --all-cpus --rounds 12 --filter '(Collect|Claims|PlanCheck)/deepseek/' OLD NEW
 
-Each run is one process, pinned with taskset to CPUs 0 to N-1 (`--cpus N`,
-default 1: one thread).
+Each run is one process, pinned to CPU 0 (one thread), or on every CPU with
+--all-cpus, run and read as measure.py runs its benchmarks.
 """
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 
+import measure
+
 DEFAULT_FILTER = "^BM_(Collect|Nesting|OwnerChecks|Claims|PlanCheck)/generic/params:1000000/"
-UNITS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 
 
-def run(bench, pattern, cpus, min_time):
-    """{benchmark name: milliseconds per call} of one run of `bench`."""
-    cmd = [bench, f"--benchmark_filter={pattern}", "--benchmark_format=json",
-           f"--benchmark_min_time={min_time}"]
-    cmd = ["taskset", "-c", f"0-{cpus - 1}"] + cmd
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(f"{bench} exited with {r.returncode}: {r.stderr[-400:]}")
-    if not r.stdout.strip():  # google benchmark prints nothing when no benchmark matches
+def matching(bench, pattern):
+    """The names of `bench`'s benchmarks that `pattern` selects."""
+    r = measure.sh([bench, "--benchmark_list_tests", f"--benchmark_filter={pattern}"])
+    names = r.stdout.split()
+    if r.returncode != 0 or not names:
         raise RuntimeError(f"{bench}: no benchmark matches {pattern!r}")
+    return names
+
+
+def run(bench, names, all_cpus, min_time):
+    """{benchmark name: milliseconds per call} of one run of `bench`."""
     times = {}
-    for b in json.loads(r.stdout)["benchmarks"]:
-        if b.get("error_occurred"):
-            raise RuntimeError(f"{bench} {b['name']}: {b.get('error_message', 'error')}")
-        if b.get("run_type") == "aggregate":
-            continue
-        times[b["name"].removesuffix("/real_time")] = b["real_time"] * UNITS[b["time_unit"]]
+    for name, entry in measure.run_benchmarks(bench, names, min_time, pin=not all_cpus)["benchmarks"].items():
+        if "error" in entry:
+            raise RuntimeError(f"{bench} {name}: {entry['error']}")
+        times[name.removesuffix("/real_time")] = entry["real_ms"]
     return times
 
 
@@ -53,13 +51,11 @@ def main():
     ap.add_argument("bench", nargs="+", help="core_benchmark binaries; the first is the baseline")
     ap.add_argument("--filter", default=DEFAULT_FILTER, help="--benchmark_filter (default: %(default)s)")
     ap.add_argument("--rounds", type=int, default=8, help="runs of each binary (default: %(default)s)")
-    ap.add_argument("--cpus", type=int, default=1, help="run on CPUs 0 to N-1 (default: %(default)s)")
+    ap.add_argument("--all-cpus", action="store_true", help="run on every CPU (default: pinned to CPU 0)")
     ap.add_argument("--min-time", type=float, default=0.2, help="--benchmark_min_time, s (default: %(default)s)")
     args = ap.parse_args()
     if args.rounds < 1:
         ap.error("--rounds must be at least 1")
-    if not 1 <= args.cpus <= (os.cpu_count() or 1):
-        ap.error(f"--cpus must be from 1 to {os.cpu_count()}")
     for b in args.bench:
         if not (os.path.isfile(b) and os.access(b, os.X_OK)):
             ap.error(f"not an executable file: {b}")
@@ -67,33 +63,29 @@ def main():
 
     times = [{} for _ in args.bench]  # per binary: name -> [ms per round]
     try:
+        wanted = matching(binaries[0], args.filter)
         for r in range(args.rounds):
             order = range(len(args.bench)) if r % 2 == 0 else reversed(range(len(args.bench)))
             for i in order:
-                for name, ms in run(binaries[i], args.filter, args.cpus, args.min_time).items():
+                for name, ms in run(binaries[i], wanted, args.all_cpus, args.min_time).items():
                     times[i].setdefault(name, []).append(ms)
     except (RuntimeError, OSError, ValueError) as e:
         sys.exit(f"ab.py: {e}")
+    names = list(times[0])
+    for b, t in zip(args.bench[1:], times[1:]):
+        if missing := [n for n in names if n not in t]:
+            sys.exit(f"ab.py: {b} has no {', '.join(missing)}")
 
     labels = [f"[{i}]" for i in range(len(args.bench))]
     for label, b in zip(labels, args.bench):
         print(f"{label} {b}")
-    print(f"\nms per call, {args.rounds} interleaved runs each, {args.cpus} CPU(s): best (median)")
-    names = list(times[0])
+    cpus = os.cpu_count() if args.all_cpus else 1
+    print(f"\nms per call, {args.rounds} interleaved runs each, {cpus} CPU(s): best (median)")
     width = max(len(n) for n in names + ["sum"])
     print(f"{'benchmark':{width}s}" + "".join(f" {label:>19s}" for label in labels)
           + "".join(f" {label + '/[0]':>14s}" for label in labels[1:]))
-    best_sum = [0.0] * len(args.bench)
-    median_sum = [0.0] * len(args.bench)
-    rows = []
-    for name in names:
-        best = [min(t.get(name, [float("nan")])) for t in times]
-        median = [statistics.median(t.get(name, [float("nan")])) for t in times]
-        for i in range(len(args.bench)):
-            best_sum[i] += best[i]
-            median_sum[i] += median[i]
-        rows.append((name, best, median))
-    rows.append(("sum", best_sum, median_sum))
+    rows = [(name, [min(t[name]) for t in times], [statistics.median(t[name]) for t in times]) for name in names]
+    rows.append(("sum", *([sum(col) for col in zip(*(r[k] for r in rows))] for k in (1, 2))))
     for name, best, median in rows:
         line = f"{name:{width}s}" + "".join(f" {b:9.3f} ({m:8.3f})" for b, m in zip(best, median))
         line += "".join(f" {b / best[0]:5.3f} ({m / median[0]:5.3f})" for b, m in zip(best[1:], median[1:]))
