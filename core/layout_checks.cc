@@ -160,26 +160,31 @@ bool CleanLayouts::ParallelAxes(const ParallelSpec& parallel) {
 
 void CheckOwners(const ModuleTree& tree, const Owners& owners, DiagnosticSink& sink) {
   const absl::Span<const Owner> entries = owners.InOrder();
-  ScanThenApply<DiagnosticSink>(
-      entries.size(), 256,
-      [&](size_t begin, size_t end, DiagnosticSink* found) {
-        CleanLayouts screen(tree.doc());
-        for (size_t e = begin; e < end; ++e) {
-          const Owner& owner = entries[e];
-          DiagnosticSink& own = found[e - begin];
-          // Derived out_names are unique, so the written ones are all there
-          // is to check for duplicate-output-name.
-          if (!screen.Ports(tree, owner.path, *owner.layout)) CheckPorts(tree, owner.path, *owner.layout, own);
-          if (!screen.Placements(*owner.layout)) CheckPlacements(tree, owner.path, *owner.layout, own);
-          if (owner.parallel && !tree.cached_family(owner.path)) {
-            // A model provider's spec is its module's: the tree knows it.
-            const bool on_mesh = owner.parallel == tree.parallel(owner.path) ? tree.parallel_on_mesh(owner.path)
-                                                                             : screen.ParallelAxes(*owner.parallel);
-            if (!on_mesh) CheckParallelAxes(tree, owner.path, *owner.parallel, own);
-          }
+  // Chunks of owners in parallel, each with its diagnostics in owner order,
+  // appended in chunk order. Nearly every owner is clean: nothing to pass on
+  // owner by owner, and nothing left to do on one thread.
+  constexpr size_t kChunk = 1024;
+  std::vector<DiagnosticSink> found((entries.size() + kChunk - 1) / kChunk);
+  ParallelFor(found.size(), 1, [&](size_t first, size_t stop) {
+    for (size_t c = first; c < stop; ++c) {
+      CleanLayouts screen(tree.doc());
+      DiagnosticSink& own = found[c];
+      for (size_t e = c * kChunk; e < std::min(entries.size(), (c + 1) * kChunk); ++e) {
+        const Owner& owner = entries[e];
+        // Derived out_names are unique, so the written ones are all there
+        // is to check for duplicate-output-name.
+        if (!screen.Ports(tree, owner.path, *owner.layout)) CheckPorts(tree, owner.path, *owner.layout, own);
+        if (!screen.Placements(*owner.layout)) CheckPlacements(tree, owner.path, *owner.layout, own);
+        if (owner.parallel && !tree.cached_family(owner.path)) {
+          // A model provider's spec is its module's: the tree knows it.
+          const bool on_mesh = owner.parallel == tree.parallel(owner.path) ? tree.parallel_on_mesh(owner.path)
+                                                                           : screen.ParallelAxes(*owner.parallel);
+          if (!on_mesh) CheckParallelAxes(tree, owner.path, *owner.parallel, own);
         }
-      },
-      [&](size_t, DiagnosticSink& found) { sink.Append(std::move(found)); });
+      }
+    }
+  });
+  for (DiagnosticSink& f : found) sink.Append(std::move(f));
 }
 
 }  // namespace shardplan

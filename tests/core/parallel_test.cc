@@ -335,6 +335,38 @@ TEST(ParallelTest, ClaimsOfOneSharedParameterFollowOwnerOrderForEveryThreadCount
   for (int threads : {2, 3, 8, 0}) EXPECT_EQ(ResultWith(doc, threads), serial) << "threads=" << threads;
 }
 
+// 3,000 owners checked in chunks on several threads: the unknown axes of
+// every seventh owner's layout are reported in owner order, whichever
+// thread checked each chunk.
+TEST(ParallelTest, OwnerChecksFollowOwnerOrderForEveryThreadCount) {
+  std::string params, modules, children, providers;
+  for (int i = 0; i < 3000; ++i) {
+    absl::StrAppend(&params, "\"w", i, "\": {}, ");
+    absl::StrAppend(&modules, "\"l", i, "\": {\"forward\": [\"x\"], \"params\": {\"weight\": \"w", i, "\"}}, ");
+    absl::StrAppend(&children, i ? ", " : "", "\"l", i, "\": \"l", i, "\"");
+    absl::StrAppend(&providers, i ? ", " : "", "\"l", i, "\": {\"params\": {\"weight\": {\"", i % 7 == 3 ? "zz" : "tp",
+                    "\": \"S(0)\"}}, \"in_src\": {\"x\": {}}, \"in_dst\": {\"x\": {}}}");
+  }
+  params.resize(params.size() - 2);
+  const std::string doc = absl::StrCat(R"J({"schema": "shardplan.v1", "mesh": {"tp": 2}, "parameters": {)J", params,
+                                       R"J(}, "root": "m", "modules": {)J", modules, R"J("m": {"children": {)J",
+                                       children, R"J(}}}, "providers": {"sharding": {)J", providers, "}}}");
+  std::vector<std::string> want;
+  for (int i = 3; i < 3000; i += 7) want.push_back(absl::StrCat("l", i));
+  for (int threads : {1, 2, 3, 8}) {
+    CheckOptions options;
+    options.threads = threads;
+    absl::StatusOr<Result> r = Check(doc, options);
+    ASSERT_TRUE(r.ok()) << r.status();
+    std::vector<std::string> fqns;
+    for (const Diagnostic& d : r->diagnostics) {
+      ASSERT_EQ(d.code, "unknown-axis") << d.message;
+      fqns.push_back(*d.fqn);
+    }
+    EXPECT_EQ(fqns, want) << "threads=" << threads;
+  }
+}
+
 // 3,000 layers, each an owner with a communicating inner owner: inside an
 // outer "tp" or "mesh" owner the inner "tp" one overlaps, inside "none" it
 // does not. Overlaps come in the inner owners' entry order (every other
