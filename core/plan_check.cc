@@ -176,7 +176,6 @@ void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& cl
   };
   auto settle = [&](size_t i, EntryCheck& check) {
     const FqnLayout& entry = plan[i];
-    const std::string_view fqn = doc.Name(entry.fqn);
     if (check.path == kNoPath) {
       ReportUnknownModule(entry, doc, sink);
       return;
@@ -187,7 +186,7 @@ void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& cl
       if (param == kNoParam) continue;
       const PlacementEntry& p = (*entry.layout.params)[k];
       if (declared[param] != nullptr && !SamePlacements(*declared[param], p.placements)) {
-        const std::string_view local = doc.Name(p.name);
+        const std::string_view fqn = doc.Name(entry.fqn), local = doc.Name(p.name);
         Diagnostic& d = sink.Error("override-shared-conflict", msg::OverrideSharedConflict(msg::FullName(fqn, local)));
         d.fqn = std::string(fqn);
         d.parameter = msg::FullName(fqn, local);
@@ -198,6 +197,7 @@ void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& cl
       }
     }
     if (check.removed_ownership) {
+      const std::string_view fqn = doc.Name(entry.fqn);
       Diagnostic& d = sink.Error("override-removed-ownership", msg::OverrideRemovedOwnership(fqn));
       d.fqn = std::string(fqn);
       d.pointer = absl::StrCat(doc.PointerOf(entry.layout.origin), "/params");
