@@ -430,11 +430,12 @@ def render(results, profile_path, out_path):
               "each Linear's owner at random, so which siblings a glob matches, and which siblings a provider list "
               "skips, cannot be predicted (matches are now counted without a branch; a skipped sibling still "
               "sends a provider's FQN through the slower walk). And streams the hardware does not fetch ahead: "
-              "the plan's 96-byte entries are now prefetched 16 ahead, by a helper that must be inlined, since "
-              "GCC drops a call that only prefetches as free of effects. What is left is spread thin over many "
-              "small steps per owner; reaching 100 ns would take fewer passes over the owners (the owner checks "
-              "fused into claims) or fewer bytes per layout and plan entry (a layout is 88 bytes, mostly pointers "
-              "to stored maps).")
+              "the plan's entries are now prefetched 16 ahead, by a helper that must be inlined, since "
+              "GCC drops a call that only prefetches as free of effects. Fewer bytes per owner: a layout is a "
+              "pointer to its stored body and its origin (24 bytes; a plan entry 32), where it held the body "
+              "itself (64 bytes, 88 before out_names went behind a pointer). What is left is spread thin over "
+              "many small steps per owner; fewer passes over the owners (the owner checks fused into claims) "
+              "would still cut it.")
             w("")
             w("Fresh memory costs too: `core_benchmark` reports the page faults of each call (`page_faults`), "
               "about 1.5 us each on this VM, and keeps the memory an iteration frees in the heap for the next "
@@ -525,13 +526,13 @@ def render(results, profile_path, out_path):
                 if sp:
                     v, p = min(sp)
                     least.append(f"{phase_label(p)} on `{m}` ({v:.2f}x)")
-            w("Each parallel phase has an in-order stage on one thread. Collection adds owners in the order "
+            w("Each parallel phase but the owner checks has an in-order stage on one thread. Collection adds owners in the order "
               "the reference does (model providers, families, then each native request's matches pattern by "
               "pattern); where nothing can be refused (every FQN a module without an owner, in a tree without "
               "shared modules; no native hit twice, in a family's subtree or owned) it checks that and reserves "
               "the entries in parallel, and otherwise decides hit by hit on one thread. "
-              "`ScanThenApply`'s applies make the claims on the shared owner map, settle the plan and emit "
-              "the owner checks' diagnostics. The parallel work before them is cheap now, so those stages "
+              "`ScanThenApply`'s applies make the claims on the shared owner map and settle the plan (chunks "
+              "of owners keep their owner checks' diagnostics in order, appended chunk by chunk). The parallel work before them is cheap now, so those stages "
               "bound the speedup (Amdahl). The phases that scale least in this run: " + ", ".join(least) + ".")
             slower = [f"{phase_label(p)} on `{m}` ({e['phases'][p]['speedup']:.2f}x)"
                       for m, e in summ["models"].items() for p in e.get("parallel_phases", [])
