@@ -219,10 +219,12 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
   ScanThenApply<OwnerScan>(entries.size(), 256, scan_owners, claim);
 
   // named_parameters(root): owned names and aliases, per chunk of paths in
-  // parallel, joined in order. Names are spelled out only for aliases.
+  // parallel (the aliases then joined in order). Names are spelled out only
+  // for aliases.
   constexpr size_t kGrain = 4096;
   const size_t chunk_count = (tree.size() + kGrain - 1) / kGrain;
-  std::vector<std::vector<ModuleTree::ParamPath>> owned(chunk_count);
+  std::vector<std::vector<ModuleTree::ParamPath>>& owned = claims.owned_params.chunks;
+  owned.resize(chunk_count);
   std::vector<std::vector<std::pair<std::string, std::string>>> aliases(chunk_count);
   ParallelFor(chunk_count, 1, [&](size_t begin, size_t end) {
     for (size_t c = begin; c < end; ++c) {
@@ -241,7 +243,6 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
       }
     }
   });
-  claims.owned_params = JoinChunks(owned);
   for (auto& chunk : aliases) std::move(chunk.begin(), chunk.end(), std::back_inserter(claims.aliases));
   return claims;
 }

@@ -177,7 +177,9 @@ std::vector<std::string> OwnedNames(const Result& result) {
   std::vector<std::string> names;
   if (!result.owned) return names;
   names.reserve(result.owned->owned_params.size());
-  for (const ModuleTree::ParamPath& p : result.owned->owned_params) names.push_back(result.tree->FullName(p));
+  for (const auto& chunk : result.owned->owned_params.chunks) {
+    for (const ModuleTree::ParamPath& p : chunk) names.push_back(result.tree->FullName(p));
+  }
   std::sort(names.begin(), names.end());
   return names;
 }

@@ -27,7 +27,7 @@ struct Owned {
   Declarations declared;  // what claims made of the owners' params
   // Every owned parameter name, in named_parameters(root) order (see
   // OwnedNames for the sorted spellings).
-  std::vector<ModuleTree::ParamPath> owned_params;
+  OwnedParams owned_params;
   std::vector<ParamId> expected;
   std::vector<std::pair<std::string, std::string>> aliases;
 };
