@@ -2,7 +2,6 @@
 // where source and destination differ, and counts per (collective, axis).
 #include "core/communication.h"
 
-#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,20 +34,15 @@ class Plan {
     }
     return doc.maps->Intern(std::move(map));
   }
-  // What the entry for `fqn`, added last, says.
-  LayoutBody& Entry(std::string_view fqn) { return bodies.emplace_back(doc.names.Intern(fqn), LayoutBody{}).second; }
-
-  // The entries, their bodies stored.
-  std::vector<FqnLayout> Entries() const {
-    std::vector<FqnLayout> entries;
-    for (const auto& [fqn, body] : bodies) entries.push_back({fqn, {doc.maps->Intern(body), {}}});
-    return entries;
+  Layout& Entry(std::string_view fqn) {
+    entries.push_back({doc.names.Intern(fqn), Layout{}});
+    return entries.back().layout;
   }
 
   // "fqn port axis from->to collective" per record.
   std::vector<std::string> Records() const {
     std::vector<std::string> out;
-    for (const CommunicationRecord& r : ComputeCommunication(doc, Entries()).records) {
+    for (const CommunicationRecord& r : ComputeCommunication(doc, entries).records) {
       out.push_back(absl::StrCat(r.fqn, " ", r.port, " ", doc.Name(r.axis), " ", FormatPlacement(r.from), "->",
                                  FormatPlacement(r.to), " ", CollectiveName(r.collective)));
     }
@@ -56,7 +50,7 @@ class Plan {
   }
 
   Document doc;
-  std::deque<std::pair<NameId, LayoutBody>> bodies;  // references stay valid
+  std::vector<FqnLayout> entries;
 };
 
 using Lines = std::vector<std::string>;
@@ -88,7 +82,7 @@ TEST(CommunicationTest, CollectiveNames) {
 
 TEST(CommunicationTest, OneRecordPerTransition) {
   Plan plan({"tp"});
-  LayoutBody& l = plan.Entry("m");
+  Layout& l = plan.Entry("m");
   l.in_src = plan.Map({{"a", {{"tp", "S(0)"}}},
                        {"b", {{"tp", "R"}}},
                        {"c", {{"tp", "P"}}},
@@ -115,7 +109,7 @@ TEST(CommunicationTest, OneRecordPerTransition) {
 
 TEST(CommunicationTest, AbsentSidesAndAxesAreReplicated) {
   Plan plan({"dp", "tp"});
-  LayoutBody& l = plan.Entry("m");
+  Layout& l = plan.Entry("m");
   // x: only a source; y: only a destination; z: the axis only on one side.
   l.out_src = plan.Map({{"x", {{"tp", "S(-1)"}}}, {"z", {{"dp", "P"}}}});
   l.out_dst = plan.Map({{"y", {{"tp", "S(1)"}}}, {"z", {{"tp", "S(0)"}}}});
@@ -125,9 +119,9 @@ TEST(CommunicationTest, AbsentSidesAndAxesAreReplicated) {
 
 TEST(CommunicationTest, NullMapsHaveNoPorts) {
   Plan plan({"tp"});
-  LayoutBody& a = plan.Entry("a");
+  Layout& a = plan.Entry("a");
   a.in_src = plan.Map({{"x", {{"tp", "S(0)"}}}});  // in_dst null: x arrives sharded, wanted whole
-  LayoutBody& b = plan.Entry("b");
+  Layout& b = plan.Entry("b");
   b.out_dst = plan.Map({{"y", {{"tp", "S(0)"}}}});
   plan.Entry("c");
   EXPECT_EQ(plan.Records(), (Lines{"a in:x tp S(0)->R all_gather", "b out:y tp R->S(0) slice"}));
@@ -135,7 +129,7 @@ TEST(CommunicationTest, NullMapsHaveNoPorts) {
 
 TEST(CommunicationTest, PortsAreTheSourceNamesThenTheNewDestinationNames) {
   Plan plan({"tp"});
-  LayoutBody& l = plan.Entry("m");
+  Layout& l = plan.Entry("m");
   l.in_src = plan.Map({{"b", {{"tp", "S(0)"}}}, {"a", {{"tp", "S(0)"}}}});
   l.in_dst = plan.Map({{"c", {{"tp", "S(0)"}}}, {"a", {{"tp", "R"}}}, {"b", {{"tp", "R"}}}, {"d", {{"tp", "S(0)"}}}});
   EXPECT_EQ(plan.Records(), (Lines{"m in:b tp S(0)->R all_gather", "m in:a tp S(0)->R all_gather",
@@ -144,10 +138,10 @@ TEST(CommunicationTest, PortsAreTheSourceNamesThenTheNewDestinationNames) {
 
 TEST(CommunicationTest, EntriesInOrderInputsBeforeOutputsAxesInMeshOrder) {
   Plan plan({"dp", "ep", "tp"});
-  LayoutBody& second = plan.Entry("z.second");
+  Layout& second = plan.Entry("z.second");
   second.out_src = plan.Map({{"output", {{"tp", "P"}, {"dp", "S(0)"}}}});
   second.in_src = plan.Map({{"input", {{"tp", "S(-1)"}, {"ep", "S(0)"}}}});
-  LayoutBody& first = plan.Entry("a.first");
+  Layout& first = plan.Entry("a.first");
   first.in_dst = plan.Map({{"hidden", {{"tp", "S(1)"}}}});
   EXPECT_EQ(plan.Records(),
             (Lines{"z.second in:input ep S(0)->R all_gather", "z.second in:input tp S(-1)->R all_gather",
@@ -157,7 +151,7 @@ TEST(CommunicationTest, EntriesInOrderInputsBeforeOutputsAxesInMeshOrder) {
 
 TEST(CommunicationTest, AxesOutsideTheMeshAreSkipped) {
   Plan plan({"tp"});
-  LayoutBody& l = plan.Entry("m");
+  Layout& l = plan.Entry("m");
   l.in_src = plan.Map({{"x", {{"storage", "S(0)"}, {"tp", "S(0)"}}}});
   l.in_dst = plan.Map({{"x", {{"tp", "S(0)"}}}});
   EXPECT_EQ(plan.Records(), Lines{});
@@ -165,10 +159,10 @@ TEST(CommunicationTest, AxesOutsideTheMeshAreSkipped) {
 
 TEST(CommunicationTest, RecordsCarryTheirFields) {
   Plan plan({"tp"});
-  LayoutBody& l = plan.Entry("");
+  Layout& l = plan.Entry("");
   l.out_src = plan.Map({{"logits", {{"tp", "S(-1)"}}}});
   l.out_dst = plan.Map({{"logits", {{"tp", "R"}}}});
-  const CommunicationReport report = ComputeCommunication(plan.doc, plan.Entries());
+  const CommunicationReport report = ComputeCommunication(plan.doc, plan.entries);
   ASSERT_EQ(report.records.size(), 1u);
   const CommunicationRecord& r = report.records[0];
   EXPECT_EQ(r.fqn, "");
@@ -181,16 +175,16 @@ TEST(CommunicationTest, RecordsCarryTheirFields) {
 
 TEST(CommunicationTest, CountsPerCollectiveThenAxisInMeshOrder) {
   Plan plan({"dp", "tp"});
-  LayoutBody& a = plan.Entry("a");
+  Layout& a = plan.Entry("a");
   a.in_src = plan.Map({{"x", {{"tp", "R"}, {"dp", "R"}}}, {"y", {{"tp", "P"}}}});
   a.in_dst = plan.Map({{"x", {{"tp", "S(0)"}, {"dp", "S(0)"}}}, {"y", {{"tp", "R"}}}});
   a.out_src = plan.Map({{"output", {{"tp", "S(-1)"}, {"dp", "P"}}}});
   a.out_dst = plan.Map({{"output", {}}});
-  LayoutBody& b = plan.Entry("b");
+  Layout& b = plan.Entry("b");
   b.in_src = plan.Map({{"x", {{"tp", "P"}}}});
   b.in_dst = plan.Map({{"x", {}}});
   b.out_src = plan.Map({{"output", {{"tp", "S(-1)"}}}});
-  const CommunicationReport report = ComputeCommunication(plan.doc, plan.Entries());
+  const CommunicationReport report = ComputeCommunication(plan.doc, plan.entries);
   std::vector<std::string> counts;
   for (const CollectiveCount& c : report.counts) {
     counts.push_back(absl::StrCat(CollectiveName(c.collective), " ", plan.doc.Name(c.axis), " ", c.count));
@@ -201,7 +195,7 @@ TEST(CommunicationTest, CountsPerCollectiveThenAxisInMeshOrder) {
 
 TEST(CommunicationTest, AnEmptyPlanImpliesNothing) {
   Plan plan({"tp"});
-  const CommunicationReport report = ComputeCommunication(plan.doc, plan.Entries());
+  const CommunicationReport report = ComputeCommunication(plan.doc, plan.entries);
   EXPECT_TRUE(report.records.empty());
   EXPECT_TRUE(report.counts.empty());
 }
