@@ -283,6 +283,24 @@ TEST(ParallelTest, ValidLargeModelGivesTheSameResultForEveryThreadCount) {
   for (int threads : {2, 4, 0}) EXPECT_EQ(ResultWith(doc, threads), serial) << "threads=" << threads;
 }
 
+// 1,500 layers of five owned parameters: more paths than one chunk of the
+// claims' final pass, whose owned slots stay in their chunks. Every slot is
+// counted and named once.
+TEST(ParallelTest, OwnedSlotsOfEveryChunkAreCountedAndNamed) {
+  for (int threads : {1, 2}) {
+    CheckOptions options;
+    options.threads = threads;
+    absl::StatusOr<Result> r = Check(ManyLayers(1500, /*mistakes=*/false), options);
+    ASSERT_TRUE(r.ok() && r->ok);
+    EXPECT_GT(r->owned->owned_params.chunks.size(), 1u);
+    EXPECT_EQ(r->owned->owned_params.size(), 7500u) << "threads=" << threads;
+    const std::vector<std::string> names = OwnedNames(*r);
+    EXPECT_EQ(names.size(), 7500u);
+    EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
+    EXPECT_TRUE(std::binary_search(names.begin(), names.end(), "layers.1499.norm.weight"));
+  }
+}
+
 TEST(ParallelTest, ModelProviderMistakesGiveTheSameResultForEveryThreadCount) {
   std::string doc = ManyLayers(1500, /*mistakes=*/false);
   // Every seventh layer: a provider for no module, and a norm provider with
