@@ -525,14 +525,14 @@ def render(results, profile_path, out_path):
                 if sp:
                     v, p = min(sp)
                     least.append(f"{phase_label(p)} on `{m}` ({v:.2f}x)")
-            w("Each parallel phase but the owner checks has an in-order stage on one thread. Collection adds owners in the order "
-              "the reference does (model providers, families, then each native request's matches pattern by "
+            w("Each parallel phase but the owner checks has an in-order stage on one thread. Collection adds "
+              "owners in the order the reference does (model providers, families, then each native request's matches pattern by "
               "pattern); where nothing can be refused (every FQN a module without an owner, in a tree without "
               "shared modules; no native hit twice, in a family's subtree or owned) it checks that and reserves "
               "the entries in parallel, and otherwise decides hit by hit on one thread. "
               "`ScanThenApply`'s applies make the claims on the shared owner map and settle the plan (chunks "
-              "of owners keep their owner checks' diagnostics in order, appended chunk by chunk). The parallel work before them is cheap now, so those stages "
-              "bound the speedup (Amdahl). The phases that scale least in this run: " + ", ".join(least) + ".")
+              "of owners keep their owner checks' diagnostics in order, appended chunk by chunk). The "
+              "parallel work before them is cheap now, so those stages bound the speedup (Amdahl). The phases that scale least in this run: " + ", ".join(least) + ".")
             slower = [f"{phase_label(p)} on `{m}` ({e['phases'][p]['speedup']:.2f}x)"
                       for m, e in summ["models"].items() for p in e.get("parallel_phases", [])
                       if e["phases"][p].get("speedup") and e["phases"][p]["speedup"] < 1.0
