@@ -188,11 +188,11 @@ void PrintPlan(const shardplan::Result& result) {
     if (fqn.empty()) fqn = "(root)";
     std::string provenance;
     for (const std::string& p : plan.provenance[i]) absl::StrAppend(&provenance, provenance.empty() ? "" : ", ", p);
-    if (!e.layout.params || e.layout.params->empty()) {
+    if (!e.layout.params() || e.layout.params()->empty()) {
       std::cout << "  " << fqn << "  (no parameters)  [" << provenance << "]\n";
       continue;
     }
-    for (const shardplan::PlacementEntry& p : *e.layout.params) {
+    for (const shardplan::PlacementEntry& p : *e.layout.params()) {
       std::string placements;
       for (const shardplan::AxisPlacement& a : p.placements) {
         absl::StrAppend(&placements, placements.empty() ? "" : " ", doc.Name(a.axis), "=",

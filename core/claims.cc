@@ -156,9 +156,9 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
     ModuleTree::Resolver resolver(tree);
     for (size_t e = begin; e < end; ++e) {
       const Owner& owner = entries[e];
-      if (!owner.layout->params) continue;
+      if (!owner.layout->params()) continue;
       OwnerScan& scan = scans[e - begin];
-      scan.params = &*owner.layout->params;
+      scan.params = &*owner.layout->params();
       if (scan.params->size() > scan.resolved.capacity()) scan.resolved.reserve(scan.params->size());
       if (tree.end(owner.path) == owner.path + 1 && scan.params->size() <= kFew) {
         ScanLeafOwner(tree, resolver, owner, check_omissions, scan);

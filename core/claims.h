@@ -39,7 +39,7 @@ struct Declarations {
   template <typename T>
   static absl::Span<const T> Of(const std::vector<T>& all, const Owner& owner) {
     if (owner.declared == Owner::kNotClaimed) return {};
-    return absl::MakeConstSpan(all).subspan(owner.declared, owner.layout->params->size());
+    return absl::MakeConstSpan(all).subspan(owner.declared, owner.layout->params()->size());
   }
 };
 

@@ -90,9 +90,9 @@ bool Collector::Admit(PathId path, const Layout& layout, const std::vector<std::
 
 std::vector<std::string_view> Collector::UnknownOutputs(const Layout& layout) const {
   std::vector<std::string_view> unknown;
-  if (!layout.out_names) return unknown;
-  const NameSet named(*layout.out_names, [](NameId n) { return n; });
-  for (const auto* map : {&layout.out_src, &layout.out_dst}) {
+  if (!layout.out_names()) return unknown;
+  const NameSet named(*layout.out_names(), [](NameId n) { return n; });
+  for (const auto* map : {&layout.out_src(), &layout.out_dst()}) {
     if (!*map) continue;
     for (const PlacementEntry& e : **map) {
       if (!named.Contains(e.name)) unknown.push_back(doc_.Name(e.name));
@@ -132,7 +132,7 @@ void Collector::ModelProviders() {
       const PathId path = resolver.Resolve(doc_.Name(providers[i].fqn));
       // Only written out_names can name unknown outputs.
       const Layout& layout = providers[i].layout;
-      resolved[i] = {path, layout.out_names && !UnknownOutputs(layout).empty()};
+      resolved[i] = {path, layout.out_names() && !UnknownOutputs(layout).empty()};
       if (path == kNoPath || resolved[i].unknown_outputs || owners_.Has(tree_.module(path))) {
         all_added.store(false, std::memory_order_relaxed);
       }

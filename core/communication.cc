@@ -144,8 +144,8 @@ CommunicationReport ComputeCommunication(const Document& doc, const std::vector<
   Builder builder(doc);
   for (const FqnLayout& entry : plan) {
     const std::string_view fqn = doc.Name(entry.fqn);
-    builder.Ports(fqn, "in:", entry.layout.in_src, entry.layout.in_dst);
-    builder.Ports(fqn, "out:", entry.layout.out_src, entry.layout.out_dst);
+    builder.Ports(fqn, "in:", entry.layout.in_src(), entry.layout.in_dst());
+    builder.Ports(fqn, "out:", entry.layout.out_src(), entry.layout.out_dst());
   }
   return builder.Finish();
 }

@@ -73,6 +73,27 @@ MapRef MapStore::Intern(PlacementMap map) {
   return MapRef(stored);
 }
 
+size_t MapStore::BodyHash::operator()(const LayoutBody& body) const {
+  const SmallVector<NameId>* names = body.out_names.get();
+  return absl::HashOf(body.params.get(), body.in_src.get(), body.in_dst.get(), body.out_src.get(), body.out_dst.get(),
+                      body.legacy_field, names != nullptr, names != nullptr ? absl::MakeConstSpan(*names)
+                                                                            : absl::Span<const NameId>());
+}
+
+bool MapStore::BodyEq::Same(const LayoutBody& a, const LayoutBody& b) {
+  return a.params.get() == b.params.get() && a.in_src.get() == b.in_src.get() && a.in_dst.get() == b.in_dst.get() &&
+         a.out_src.get() == b.out_src.get() && a.out_dst.get() == b.out_dst.get() &&
+         a.legacy_field == b.legacy_field && a.out_names == b.out_names;
+}
+
+const LayoutBody* MapStore::Intern(LayoutBody body) {
+  auto it = body_index_.find(body);
+  if (it != body_index_.end()) return *it;
+  const LayoutBody* stored = &bodies_.emplace_back(std::move(body));
+  body_index_.insert(stored);
+  return stored;
+}
+
 std::unique_ptr<Document> Document::Clone() const {
   auto copy = std::make_unique<Document>();
   copy->names = names.Clone();

@@ -54,7 +54,8 @@ using PlacementMap = absl::InlinedVector<PlacementEntry, 1>;
 // A layout's placement map, or none (absent or null in the document). It
 // points to an immutable map a MapStore keeps once however many layouts
 // spell it: a model has millions of layouts and few distinct maps, so a
-// layout is 64 bytes instead of 448. Read like a std::optional.
+// map costs a layout body 8 bytes, whatever it holds. Read like a
+// std::optional.
 class MapRef {
  public:
   MapRef() = default;
@@ -70,64 +71,9 @@ class MapRef {
   const PlacementMap* map_ = nullptr;
 };
 
-// The placement maps of a document's layouts, each stored once. A store
-// keeps the store it was made from (`base`) alive, so that a copy of a
-// document may keep referring to its original's maps.
-class MapStore {
- public:
-  explicit MapStore(std::shared_ptr<const MapStore> base = nullptr) : base_(std::move(base)) {}
-  MapStore(const MapStore&) = delete;
-  MapStore& operator=(const MapStore&) = delete;
-
-  // A reference to a map equal to `map` (entries in the same order, equal
-  // placements), stored on first use.
-  MapRef Intern(PlacementMap map);
-
- private:
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(const PlacementMap* map) const { return (*this)(*map); }
-    size_t operator()(const PlacementMap& map) const;
-  };
-  struct Eq {
-    using is_transparent = void;
-    static const PlacementMap& Of(const PlacementMap* map) { return *map; }
-    static const PlacementMap& Of(const PlacementMap& map) { return map; }
-    template <typename A, typename B>
-    bool operator()(const A& a, const B& b) const {
-      return Same(Of(a), Of(b));
-    }
-    static bool Same(const PlacementMap& a, const PlacementMap& b);
-  };
-  std::shared_ptr<const MapStore> base_;
-  std::deque<PlacementMap> maps_;  // never moved: references stay valid
-  absl::flat_hash_set<const PlacementMap*, Hash, Eq> index_;
-};
-
-// Where in the document a layout or a parallel spec was declared. Its JSON
-// pointer is spelled from this only when a diagnostic needs it
-// (Document::PointerOf): a model has millions of them.
-struct Origin {
-  enum class Kind : uint8_t {
-    kProvider,        // /providers/sharding/<fqn of model_providers[index]>
-    kPlan,            // /plan/modules/<fqn of (*plan)[index]>
-    kOverride,        // /overrides/<fqn of overrides[index]>
-    kNativeSharding,  // /providers/native/<index>/sharding
-    kNativeParallel,  // /providers/native/<index>/parallel
-    kFamily,          // /modules/<id of modules[index]>/family/sharding
-    kCachedSharding,  // /modules/<id>/family/cached/sharding
-    kCachedParallel,  // /modules/<id>/family/cached/parallel
-    kModuleParallel,  // /modules/<id>/parallel
-    kTemplateRule,    // the pointer of templates[index].rules[rule]
-  };
-  Kind kind = Kind::kProvider;
-  uint32_t index = 0;
-  uint32_t rule = 0;
-};
-
 // A layout's out_names, or none (absent or null in the document), read like
-// a std::optional: 8 bytes where a std::optional<SmallVector<NameId>> is 32.
-// Every check streams a million layouts, and few have out_names.
+// a std::optional: 8 bytes where a std::optional<SmallVector<NameId>> is 32
+// (few layouts have out_names).
 class OptionalNames {
  public:
   OptionalNames() = default;
@@ -162,9 +108,11 @@ class OptionalNames {
   std::unique_ptr<SmallVector<NameId>> names_;
 };
 
-// A module sharding spec. A field without a value (a MapRef or OptionalNames
-// that holds none) was absent or null.
-struct Layout {
+// What a layout says: its placement maps, out_names and legacy field. A
+// MapStore keeps each distinct one once, however many layouts say it: a
+// model has millions of layouts and few distinct ones, so a layout is a
+// pointer to its body and where it was declared (32 bytes with its FQN).
+struct LayoutBody {
   MapRef params;
   MapRef in_src;
   MapRef in_dst;
@@ -174,7 +122,100 @@ struct Layout {
   // The first legacy field (local_compute_fn, inner_wrapper, inner_target,
   // region_dispatch) with a non-null value, or kNoName.
   NameId legacy_field = kNoName;
+};
+
+// The body of a layout that says nothing (every field absent).
+inline const LayoutBody kEmptyLayoutBody{};
+
+// The placement maps of a document's layouts, each stored once. A store
+// keeps the store it was made from (`base`) alive, so that a copy of a
+// document may keep referring to its original's maps.
+class MapStore {
+ public:
+  explicit MapStore(std::shared_ptr<const MapStore> base = nullptr) : base_(std::move(base)) {}
+  MapStore(const MapStore&) = delete;
+  MapStore& operator=(const MapStore&) = delete;
+
+  // A reference to a map equal to `map` (entries in the same order, equal
+  // placements), stored on first use.
+  MapRef Intern(PlacementMap map);
+  // A body equal to `body` (the same stored maps, out_names and legacy
+  // field), stored on first use: layouts that say the same share it.
+  const LayoutBody* Intern(LayoutBody body);
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(const PlacementMap* map) const { return (*this)(*map); }
+    size_t operator()(const PlacementMap& map) const;
+  };
+  struct Eq {
+    using is_transparent = void;
+    static const PlacementMap& Of(const PlacementMap* map) { return *map; }
+    static const PlacementMap& Of(const PlacementMap& map) { return map; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return Same(Of(a), Of(b));
+    }
+    static bool Same(const PlacementMap& a, const PlacementMap& b);
+  };
+  struct BodyHash {
+    using is_transparent = void;
+    size_t operator()(const LayoutBody* body) const { return (*this)(*body); }
+    size_t operator()(const LayoutBody& body) const;
+  };
+  struct BodyEq {
+    using is_transparent = void;
+    static const LayoutBody& Of(const LayoutBody* body) { return *body; }
+    static const LayoutBody& Of(const LayoutBody& body) { return body; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return Same(Of(a), Of(b));
+    }
+    static bool Same(const LayoutBody& a, const LayoutBody& b);
+  };
+  std::shared_ptr<const MapStore> base_;
+  std::deque<PlacementMap> maps_;  // never moved: references stay valid
+  absl::flat_hash_set<const PlacementMap*, Hash, Eq> index_;
+  std::deque<LayoutBody> bodies_;  // never moved
+  absl::flat_hash_set<const LayoutBody*, BodyHash, BodyEq> body_index_;
+};
+
+// Where in the document a layout or a parallel spec was declared. Its JSON
+// pointer is spelled from this only when a diagnostic needs it
+// (Document::PointerOf): a model has millions of them.
+struct Origin {
+  enum class Kind : uint8_t {
+    kProvider,        // /providers/sharding/<fqn of model_providers[index]>
+    kPlan,            // /plan/modules/<fqn of (*plan)[index]>
+    kOverride,        // /overrides/<fqn of overrides[index]>
+    kNativeSharding,  // /providers/native/<index>/sharding
+    kNativeParallel,  // /providers/native/<index>/parallel
+    kFamily,          // /modules/<id of modules[index]>/family/sharding
+    kCachedSharding,  // /modules/<id>/family/cached/sharding
+    kCachedParallel,  // /modules/<id>/family/cached/parallel
+    kModuleParallel,  // /modules/<id>/parallel
+    kTemplateRule,    // the pointer of templates[index].rules[rule]
+  };
+  Kind kind = Kind::kProvider;
+  uint32_t index = 0;
+  uint32_t rule = 0;
+};
+
+// A module sharding spec: its stored body and where in the document it was
+// declared. A field without a value (a MapRef or OptionalNames that holds
+// none) was absent or null.
+struct Layout {
+  const LayoutBody* body = &kEmptyLayoutBody;  // never null
   Origin origin;  // of the layout object
+
+  const MapRef& params() const { return body->params; }
+  const MapRef& in_src() const { return body->in_src; }
+  const MapRef& in_dst() const { return body->in_dst; }
+  const MapRef& out_src() const { return body->out_src; }
+  const MapRef& out_dst() const { return body->out_dst; }
+  const OptionalNames& out_names() const { return body->out_names; }
+  NameId legacy_field() const { return body->legacy_field; }
 };
 
 struct ParallelSpec {
@@ -231,7 +272,7 @@ struct FqnLayout {
   NameId fqn;
   Layout layout;
 };
-static_assert(sizeof(Layout) <= 64 && sizeof(FqnLayout) <= 72, "a million layouts are streamed by every check");
+static_assert(sizeof(Layout) <= 24 && sizeof(FqnLayout) <= 32, "a million layouts are streamed by every check");
 
 // Asks for entries[i], if there is one, to be brought into the cache: a
 // million entries read one after another, with the lookups each leads to,

@@ -23,22 +23,22 @@ Diagnostic& At(Diagnostic& d, const ModuleTree& tree, PathId path, std::string p
 
 void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, DiagnosticSink& sink) {
   const Document& doc = tree.doc();
-  if (layout.legacy_field != kNoName) {
+  if (layout.legacy_field() != kNoName) {
     At(sink.Error("legacy-injection", msg::LegacyInjection()), tree, path,
-       absl::StrCat(doc.PointerOf(layout.origin), "/", doc.Name(layout.legacy_field)));
+       absl::StrCat(doc.PointerOf(layout.origin), "/", doc.Name(layout.legacy_field())));
   }
-  if (!layout.params || !layout.in_src || !layout.in_dst) {
+  if (!layout.params() || !layout.in_src() || !layout.in_dst()) {
     At(sink.Error("ports-missing", msg::PortsMissing()), tree, path, doc.PointerOf(layout.origin));
   }
-  if (layout.in_src && layout.in_dst) {
-    bool same = layout.in_src->size() == layout.in_dst->size();
-    if (same && layout.in_src.get() != layout.in_dst.get()) {
-      const NameSet dst(*layout.in_dst, [](const PlacementEntry& e) { return e.name; });
-      for (const PlacementEntry& e : *layout.in_src) same = same && dst.Contains(e.name);
+  if (layout.in_src() && layout.in_dst()) {
+    bool same = layout.in_src()->size() == layout.in_dst()->size();
+    if (same && layout.in_src().get() != layout.in_dst().get()) {
+      const NameSet dst(*layout.in_dst(), [](const PlacementEntry& e) { return e.name; });
+      for (const PlacementEntry& e : *layout.in_src()) same = same && dst.Contains(e.name);
     }
     if (!same) At(sink.Error("ports-mismatch", msg::PortsMismatch()), tree, path, doc.PointerOf(layout.origin) + "/in_dst");
   }
-  if (layout.in_src && !tree.var_keyword(path)) {
+  if (layout.in_src() && !tree.var_keyword(path)) {
     // A module's few forward names are scanned where they are, as a
     // NameSet would scan its copy of them; a set is built for many.
     const absl::Span<const NameId> names = tree.forward(path);
@@ -48,7 +48,7 @@ void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, Diagn
       return many ? forward.Contains(n) : std::find(names.begin(), names.end(), n) != names.end();
     };
     std::vector<std::string_view> unknown;
-    for (const PlacementEntry& e : *layout.in_src) {
+    for (const PlacementEntry& e : *layout.in_src()) {
       if (!is_forward(e.name)) {
         unknown.push_back(doc.Name(e.name));
       }
@@ -59,8 +59,8 @@ void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, Diagn
          absl::StrCat(doc.PointerOf(layout.origin), "/in_src/", JsonPointerToken(unknown.front())));
     }
   }
-  if (layout.out_names) {
-    const SmallVector<NameId>& names = *layout.out_names;
+  if (layout.out_names()) {
+    const SmallVector<NameId>& names = *layout.out_names();
     NameSet seen;
     for (size_t i = 0; i < names.size(); ++i) {
       if (!seen.Insert(names[i])) {
@@ -76,8 +76,8 @@ void CheckPlacements(const ModuleTree& tree, PathId path, const Layout& layout, 
   const Document& doc = tree.doc();
   NameSet reported;
   const std::pair<std::string_view, const MapRef*> maps[] = {
-      {"params", &layout.params},   {"in_src", &layout.in_src}, {"in_dst", &layout.in_dst},
-      {"out_src", &layout.out_src}, {"out_dst", &layout.out_dst},
+      {"params", &layout.params()},   {"in_src", &layout.in_src()}, {"in_dst", &layout.in_dst()},
+      {"out_src", &layout.out_src()}, {"out_dst", &layout.out_dst()},
   };
   for (const auto& [key, map] : maps) {
     if (!*map) continue;
@@ -91,8 +91,8 @@ void CheckPlacements(const ModuleTree& tree, PathId path, const Layout& layout, 
       }
     }
   }
-  if (!layout.params) return;
-  for (const PlacementEntry& e : *layout.params) {
+  if (!layout.params()) return;
+  for (const PlacementEntry& e : *layout.params()) {
     const bool partial = std::any_of(e.placements.begin(), e.placements.end(),
                                      [](const AxisPlacement& a) { return a.placement.is_partial(); });
     if (!partial) continue;
@@ -144,7 +144,7 @@ bool CleanLayouts::CheckedPorts(const ModuleTree& tree, PathId path, const Layou
   if (Plain(layout)) {
     const bool var_keyword = tree.var_keyword(path);
     const absl::Span<const NameId> forward = var_keyword ? absl::Span<const NameId>() : tree.forward(path);
-    clean_ports_ = {layout.in_src.get(), layout.in_dst.get(), var_keyword, {forward.begin(), forward.end()}};
+    clean_ports_ = {layout.in_src().get(), layout.in_dst().get(), var_keyword, {forward.begin(), forward.end()}};
   }
   return true;
 }

@@ -40,15 +40,15 @@ class CleanLayouts {
   // forward names of the last clean layout are kept, as owner after owner
   // shares them (so the remembered case is inline).
   bool Ports(const ModuleTree& tree, PathId path, const Layout& layout) {
-    return (Plain(layout) && clean_ports_.in_src != nullptr && layout.in_src.get() == clean_ports_.in_src &&
-            layout.in_dst.get() == clean_ports_.in_dst && tree.var_keyword(path) == clean_ports_.var_keyword &&
+    return (Plain(layout) && clean_ports_.in_src != nullptr && layout.in_src().get() == clean_ports_.in_src &&
+            layout.in_dst().get() == clean_ports_.in_dst && tree.var_keyword(path) == clean_ports_.var_keyword &&
             (clean_ports_.var_keyword || tree.forward(path) == absl::MakeConstSpan(clean_ports_.forward))) ||
            CheckedPorts(tree, path, layout);
   }
   // CheckPlacements reports nothing for `layout`.
   bool Placements(const Layout& layout) {
-    const std::array<const PlacementMap*, 5> maps = {layout.params.get(), layout.in_src.get(), layout.in_dst.get(),
-                                                     layout.out_src.get(), layout.out_dst.get()};
+    const std::array<const PlacementMap*, 5> maps = {layout.params().get(), layout.in_src().get(), layout.in_dst().get(),
+                                                     layout.out_src().get(), layout.out_dst().get()};
     return maps == clean_maps_ || CheckedPlacements(maps);
   }
   // CheckParallelAxes reports nothing for `parallel`.
@@ -64,7 +64,7 @@ class CleanLayouts {
   // The remembered ports stand for layouts with nothing else to check:
   // legacy fields, absent params and repeated out_names are checked anew.
   static bool Plain(const Layout& layout) {
-    return layout.legacy_field == kNoName && layout.params && (!layout.out_names || layout.out_names->size() <= 1);
+    return layout.legacy_field() == kNoName && layout.params() && (!layout.out_names() || layout.out_names()->size() <= 1);
   }
   // Ports and Placements past the remembered case: each remembers what it
   // finds clean.

@@ -8,10 +8,10 @@
 namespace shardplan {
 
 std::optional<SmallVector<NameId>> NormalizedOutNames(const Layout& layout) {
-  if (layout.out_names) return *layout.out_names;
+  if (layout.out_names()) return *layout.out_names();
   std::optional<SmallVector<NameId>> names;
   NameSet seen;
-  for (const auto* map : {&layout.out_src, &layout.out_dst}) {
+  for (const auto* map : {&layout.out_src(), &layout.out_dst()}) {
     if (!*map || (*map)->empty()) continue;
     if (!names) names.emplace();
     for (const PlacementEntry& e : **map) {

@@ -804,8 +804,8 @@ bool Parser::ParseLayout(const Value& v, bool in_plan, Origin origin, Layout& ou
       "out_names", "local_compute_fn", "inner_wrapper", "inner_target", "region_dispatch"};
   Fields<10> f;
   if (!ReadFields(v, kKeys, f)) return false;
-  out.origin = origin;
-  MapRef* const maps[] = {&out.params, &out.in_src, &out.in_dst, &out.out_src, &out.out_dst};
+  LayoutBody body;
+  MapRef* const maps[] = {&body.params, &body.in_src, &body.in_dst, &body.out_src, &body.out_dst};
   for (int k = kParams; k <= kOutDst; ++k) {
     if (f[k] == nullptr || f[k]->IsNull()) {
       if (in_plan && k == kParams) {
@@ -822,19 +822,20 @@ bool Parser::ParseLayout(const Value& v, bool in_plan, Origin origin, Layout& ou
   if (const Value* names = f[kOutNames]; names && !names->IsNull()) {
     At at(*this, "out_names");
     if (!ExpectArray(*names)) return false;
-    out.out_names.emplace();
+    body.out_names.emplace();
     for (size_t i = 0; i < names->Size(); ++i) {
       At at_name(*this, i);
       if (!ExpectString((*names)[i])) return false;
-      out.out_names->push_back(Common(Str((*names)[i])));
+      body.out_names->push_back(Common(Str((*names)[i])));
     }
   }
   for (size_t k = kFirstLegacy; k < kKeys.size(); ++k) {
     if (f[k] == nullptr) continue;
     At at(*this, kKeys[k]);
     if (!CheckUniqueKeysDeep(*f[k])) return false;
-    if (!f[k]->IsNull() && out.legacy_field == kNoName) out.legacy_field = doc_.names.Intern(kKeys[k]);
+    if (!f[k]->IsNull() && body.legacy_field == kNoName) body.legacy_field = doc_.names.Intern(kKeys[k]);
   }
+  out = {doc_.maps->Intern(std::move(body)), origin};
   return true;
 }
 

@@ -32,19 +32,15 @@ bool SameMap(const MapRef& a, const MapRef& b) {
 // The plan layout equals the applied family layout as written: each planned
 // parameter keeps its cached placement, and the ports are the same.
 bool SameAsCached(const Layout& plan, const Layout& cached) {
-  if (!plan.params->empty() && (!cached.params || !Subset(*plan.params, *cached.params))) return false;
-  return SameMap(plan.in_src, cached.in_src) && SameMap(plan.in_dst, cached.in_dst) &&
-         SameMap(plan.out_src, cached.out_src) && SameMap(plan.out_dst, cached.out_dst) &&
-         plan.out_names == cached.out_names;
+  if (!plan.params()->empty() && (!cached.params() || !Subset(*plan.params(), *cached.params()))) return false;
+  return SameMap(plan.in_src(), cached.in_src()) && SameMap(plan.in_dst(), cached.in_dst()) &&
+         SameMap(plan.out_src(), cached.out_src()) && SameMap(plan.out_dst(), cached.out_dst()) &&
+         plan.out_names() == cached.out_names();
 }
 
 // Whether CheckPorts and CheckPlacements read the same of both layouts at
-// one path.
-bool SameChecked(const Layout& a, const Layout& b) {
-  return a.params.get() == b.params.get() && a.in_src.get() == b.in_src.get() && a.in_dst.get() == b.in_dst.get() &&
-         a.out_src.get() == b.out_src.get() && a.out_dst.get() == b.out_dst.get() &&
-         a.legacy_field == b.legacy_field && a.out_names == b.out_names;
-}
+// one path: layouts of one document that say the same share their body.
+bool SameChecked(const Layout& a, const Layout& b) { return a.body == b.body; }
 
 void ReportUnknownModule(const FqnLayout& entry, const Document& doc, DiagnosticSink& sink) {
   const std::string_view fqn = doc.Name(entry.fqn);
@@ -98,11 +94,11 @@ void CheckEntry(const ModuleTree& tree, ModuleTree::Resolver& resolver, CleanLay
   const Document& doc = tree.doc();
   if (out.path == kNoPath) return;
   const Owner* owner = out.owner;
-  const PlacementMap& params = *entry.layout.params;
+  const PlacementMap& params = *entry.layout.params();
   // The owner's own params (one stored map): claims resolved them here, and
   // they hold every parameter the owner requires.
   out.owners_params = owner != nullptr && owner->declared != Owner::kNotClaimed &&
-                     owner->layout->params.get() == &params;
+                     owner->layout->params().get() == &params;
   if (out.owners_params) {
     out.declared = claims.declared.ParamsOf(*owner);
   } else {
@@ -184,7 +180,7 @@ void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& cl
     for (size_t k = 0; k < params.size(); ++k) {
       const ParamId param = params[k];
       if (param == kNoParam) continue;
-      const PlacementEntry& p = (*entry.layout.params)[k];
+      const PlacementEntry& p = (*entry.layout.params())[k];
       if (declared[param] != nullptr && !SamePlacements(*declared[param], p.placements)) {
         const std::string_view fqn = doc.Name(entry.fqn), local = doc.Name(p.name);
         Diagnostic& d = sink.Error("override-shared-conflict", msg::OverrideSharedConflict(msg::FullName(fqn, local)));

@@ -27,17 +27,18 @@ std::string_view KindName(OwnerKind kind) {
 }
 
 Layout Reduced(const Owner& owner, const Declarations& declared, MapStore& maps) {
-  Layout layout = *owner.layout;
+  const Layout& layout = *owner.layout;
+  LayoutBody body = *layout.body;
   const absl::Span<const Declarations::Outcome> outcomes = declared.OutcomesOf(owner);
   if (std::find(outcomes.begin(), outcomes.end(), Declarations::Outcome::kDropped) != outcomes.end()) {
     PlacementMap kept;
     for (size_t i = 0; i < outcomes.size(); ++i) {
-      if (outcomes[i] != Declarations::Outcome::kDropped) kept.push_back((*layout.params)[i]);
+      if (outcomes[i] != Declarations::Outcome::kDropped) kept.push_back((*layout.params())[i]);
     }
-    layout.params = maps.Intern(std::move(kept));
+    body.params = maps.Intern(std::move(kept));
   }
-  if (!layout.out_names) layout.out_names = NormalizedOutNames(layout);
-  return layout;
+  if (!body.out_names) body.out_names = NormalizedOutNames(layout);
+  return {maps.Intern(std::move(body)), layout.origin};
 }
 
 PlacementEntry& EntryNamed(PlacementMap& map, NameId name) {
@@ -115,14 +116,13 @@ class TemplatePlanner {
   BuiltPlan Take(BuiltPlan plan) {
     for (Entry& e : entries_) {
       for (const auto& [name, dim] : e.packed) plan.packed.push_back({plan.entries.size(), name, dim});
-      Layout layout;
-      layout.params = doc_.maps->Intern(std::move(e.params));
-      layout.in_src = doc_.maps->Intern(std::move(e.in_src));
-      layout.in_dst = doc_.maps->Intern(std::move(e.in_dst));
-      if (e.out_src) layout.out_src = doc_.maps->Intern(std::move(*e.out_src));
-      if (e.out_dst) layout.out_dst = doc_.maps->Intern(std::move(*e.out_dst));
-      layout.origin = e.origin;
-      plan.entries.push_back({doc_.names.Intern(tree_.fqn(e.path)), layout});
+      LayoutBody body;
+      body.params = doc_.maps->Intern(std::move(e.params));
+      body.in_src = doc_.maps->Intern(std::move(e.in_src));
+      body.in_dst = doc_.maps->Intern(std::move(e.in_dst));
+      if (e.out_src) body.out_src = doc_.maps->Intern(std::move(*e.out_src));
+      if (e.out_dst) body.out_dst = doc_.maps->Intern(std::move(*e.out_dst));
+      plan.entries.push_back({doc_.names.Intern(tree_.fqn(e.path)), {doc_.maps->Intern(std::move(body)), e.origin}});
       plan.provenance.push_back(std::move(e.provenance));
     }
     return plan;
@@ -268,10 +268,10 @@ std::vector<ParamDeclaration> DeclarationsOf(const ModuleTree& tree, const std::
   for (size_t i = 0; i < plan.size(); ++i) {
     const FqnLayout& entry = plan[i];
     const PathId path = resolver.Resolve(doc.Name(entry.fqn));
-    if (path == kNoPath || !entry.layout.params) continue;
+    if (path == kNoPath || !entry.layout.params()) continue;
     const bool from_templates = provenance != nullptr && !(*provenance)[i].empty() &&
                                 absl::StartsWith((*provenance)[i][0], "template:");
-    for (const PlacementEntry& e : *entry.layout.params) {
+    for (const PlacementEntry& e : *entry.layout.params()) {
       const ModuleTree::ParamRef ref = resolver.ResolveParameter(path, e.name);
       if (ref.module_path == kNoPath) continue;
       ParamDeclaration& d = out.emplace_back();
@@ -299,8 +299,8 @@ std::vector<const NamedPlacements*> PlacementsByParameter(const ModuleTree& tree
   ModuleTree::Resolver resolver(tree);
   for (const FqnLayout& entry : plan) {
     const PathId path = resolver.Resolve(doc.Name(entry.fqn));
-    if (path == kNoPath || !entry.layout.params) continue;
-    for (const PlacementEntry& e : *entry.layout.params) {
+    if (path == kNoPath || !entry.layout.params()) continue;
+    for (const PlacementEntry& e : *entry.layout.params()) {
       const ModuleTree::ParamRef ref = resolver.ResolveParameter(path, e.name);
       if (ref.module_path != kNoPath && out[ref.param] == nullptr) out[ref.param] = &e.placements;
     }

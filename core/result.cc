@@ -46,12 +46,12 @@ void WriteLayoutWith(Writer& w, const Document& doc, const Layout& layout, Write
                      const SmallVector<NameId>* out_names) {
   w.StartObject();
   Key(w, "params");
-  if (layout.params) {
-    write_params(*layout.params);
+  if (layout.params()) {
+    write_params(*layout.params());
   } else {
     w.Null();
   }
-  for (const auto& [key, map] : {std::pair{"in_src", &layout.in_src}, std::pair{"in_dst", &layout.in_dst}}) {
+  for (const auto& [key, map] : {std::pair{"in_src", &layout.in_src()}, std::pair{"in_dst", &layout.in_dst()}}) {
     Key(w, key);
     if (*map) {
       WritePlacementMap(w, doc, **map);
@@ -59,7 +59,7 @@ void WriteLayoutWith(Writer& w, const Document& doc, const Layout& layout, Write
       w.Null();
     }
   }
-  for (const auto& [key, map] : {std::pair{"out_src", &layout.out_src}, std::pair{"out_dst", &layout.out_dst}}) {
+  for (const auto& [key, map] : {std::pair{"out_src", &layout.out_src()}, std::pair{"out_dst", &layout.out_dst()}}) {
     if (!*map) continue;
     Key(w, key);
     WritePlacementMap(w, doc, **map);
@@ -76,7 +76,7 @@ void WriteLayoutWith(Writer& w, const Document& doc, const Layout& layout, Write
 // A plan entry's layout, as written.
 void WriteLayout(Writer& w, const Document& doc, const Layout& layout) {
   WriteLayoutWith(
-      w, doc, layout, [&](const PlacementMap& params) { WritePlacementMap(w, doc, params); }, layout.out_names.get());
+      w, doc, layout, [&](const PlacementMap& params) { WritePlacementMap(w, doc, params); }, layout.out_names().get());
 }
 
 // An owner's layout as the result prints it: less the params claims dropped,

@@ -2,6 +2,7 @@
 // where source and destination differ, and counts per (collective, axis).
 #include "core/communication.h"
 
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,15 +35,20 @@ class Plan {
     }
     return doc.maps->Intern(std::move(map));
   }
-  Layout& Entry(std::string_view fqn) {
-    entries.push_back({doc.names.Intern(fqn), Layout{}});
-    return entries.back().layout;
+  // What the entry for `fqn`, added last, says.
+  LayoutBody& Entry(std::string_view fqn) { return bodies.emplace_back(doc.names.Intern(fqn), LayoutBody{}).second; }
+
+  // The entries, their bodies stored.
+  std::vector<FqnLayout> Entries() const {
+    std::vector<FqnLayout> entries;
+    for (const auto& [fqn, body] : bodies) entries.push_back({fqn, {doc.maps->Intern(body), {}}});
+    return entries;
   }
 
   // "fqn port axis from->to collective" per record.
   std::vector<std::string> Records() const {
     std::vector<std::string> out;
-    for (const CommunicationRecord& r : ComputeCommunication(doc, entries).records) {
+    for (const CommunicationRecord& r : ComputeCommunication(doc, Entries()).records) {
       out.push_back(absl::StrCat(r.fqn, " ", r.port, " ", doc.Name(r.axis), " ", FormatPlacement(r.from), "->",
                                  FormatPlacement(r.to), " ", CollectiveName(r.collective)));
     }
@@ -50,7 +56,7 @@ class Plan {
   }
 
   Document doc;
-  std::vector<FqnLayout> entries;
+  std::deque<std::pair<NameId, LayoutBody>> bodies;  // references stay valid
 };
 
 using Lines = std::vector<std::string>;
@@ -82,7 +88,7 @@ TEST(CommunicationTest, CollectiveNames) {
 
 TEST(CommunicationTest, OneRecordPerTransition) {
   Plan plan({"tp"});
-  Layout& l = plan.Entry("m");
+  LayoutBody& l = plan.Entry("m");
   l.in_src = plan.Map({{"a", {{"tp", "S(0)"}}},
                        {"b", {{"tp", "R"}}},
                        {"c", {{"tp", "P"}}},
@@ -109,7 +115,7 @@ TEST(CommunicationTest, OneRecordPerTransition) {
 
 TEST(CommunicationTest, AbsentSidesAndAxesAreReplicated) {
   Plan plan({"dp", "tp"});
-  Layout& l = plan.Entry("m");
+  LayoutBody& l = plan.Entry("m");
   // x: only a source; y: only a destination; z: the axis only on one side.
   l.out_src = plan.Map({{"x", {{"tp", "S(-1)"}}}, {"z", {{"dp", "P"}}}});
   l.out_dst = plan.Map({{"y", {{"tp", "S(1)"}}}, {"z", {{"tp", "S(0)"}}}});
@@ -119,9 +125,9 @@ TEST(CommunicationTest, AbsentSidesAndAxesAreReplicated) {
 
 TEST(CommunicationTest, NullMapsHaveNoPorts) {
   Plan plan({"tp"});
-  Layout& a = plan.Entry("a");
+  LayoutBody& a = plan.Entry("a");
   a.in_src = plan.Map({{"x", {{"tp", "S(0)"}}}});  // in_dst null: x arrives sharded, wanted whole
-  Layout& b = plan.Entry("b");
+  LayoutBody& b = plan.Entry("b");
   b.out_dst = plan.Map({{"y", {{"tp", "S(0)"}}}});
   plan.Entry("c");
   EXPECT_EQ(plan.Records(), (Lines{"a in:x tp S(0)->R all_gather", "b out:y tp R->S(0) slice"}));
@@ -129,7 +135,7 @@ TEST(CommunicationTest, NullMapsHaveNoPorts) {
 
 TEST(CommunicationTest, PortsAreTheSourceNamesThenTheNewDestinationNames) {
   Plan plan({"tp"});
-  Layout& l = plan.Entry("m");
+  LayoutBody& l = plan.Entry("m");
   l.in_src = plan.Map({{"b", {{"tp", "S(0)"}}}, {"a", {{"tp", "S(0)"}}}});
   l.in_dst = plan.Map({{"c", {{"tp", "S(0)"}}}, {"a", {{"tp", "R"}}}, {"b", {{"tp", "R"}}}, {"d", {{"tp", "S(0)"}}}});
   EXPECT_EQ(plan.Records(), (Lines{"m in:b tp S(0)->R all_gather", "m in:a tp S(0)->R all_gather",
@@ -138,10 +144,10 @@ TEST(CommunicationTest, PortsAreTheSourceNamesThenTheNewDestinationNames) {
 
 TEST(CommunicationTest, EntriesInOrderInputsBeforeOutputsAxesInMeshOrder) {
   Plan plan({"dp", "ep", "tp"});
-  Layout& second = plan.Entry("z.second");
+  LayoutBody& second = plan.Entry("z.second");
   second.out_src = plan.Map({{"output", {{"tp", "P"}, {"dp", "S(0)"}}}});
   second.in_src = plan.Map({{"input", {{"tp", "S(-1)"}, {"ep", "S(0)"}}}});
-  Layout& first = plan.Entry("a.first");
+  LayoutBody& first = plan.Entry("a.first");
   first.in_dst = plan.Map({{"hidden", {{"tp", "S(1)"}}}});
   EXPECT_EQ(plan.Records(),
             (Lines{"z.second in:input ep S(0)->R all_gather", "z.second in:input tp S(-1)->R all_gather",
@@ -151,7 +157,7 @@ TEST(CommunicationTest, EntriesInOrderInputsBeforeOutputsAxesInMeshOrder) {
 
 TEST(CommunicationTest, AxesOutsideTheMeshAreSkipped) {
   Plan plan({"tp"});
-  Layout& l = plan.Entry("m");
+  LayoutBody& l = plan.Entry("m");
   l.in_src = plan.Map({{"x", {{"storage", "S(0)"}, {"tp", "S(0)"}}}});
   l.in_dst = plan.Map({{"x", {{"tp", "S(0)"}}}});
   EXPECT_EQ(plan.Records(), Lines{});
@@ -159,10 +165,10 @@ TEST(CommunicationTest, AxesOutsideTheMeshAreSkipped) {
 
 TEST(CommunicationTest, RecordsCarryTheirFields) {
   Plan plan({"tp"});
-  Layout& l = plan.Entry("");
+  LayoutBody& l = plan.Entry("");
   l.out_src = plan.Map({{"logits", {{"tp", "S(-1)"}}}});
   l.out_dst = plan.Map({{"logits", {{"tp", "R"}}}});
-  const CommunicationReport report = ComputeCommunication(plan.doc, plan.entries);
+  const CommunicationReport report = ComputeCommunication(plan.doc, plan.Entries());
   ASSERT_EQ(report.records.size(), 1u);
   const CommunicationRecord& r = report.records[0];
   EXPECT_EQ(r.fqn, "");
@@ -175,16 +181,16 @@ TEST(CommunicationTest, RecordsCarryTheirFields) {
 
 TEST(CommunicationTest, CountsPerCollectiveThenAxisInMeshOrder) {
   Plan plan({"dp", "tp"});
-  Layout& a = plan.Entry("a");
+  LayoutBody& a = plan.Entry("a");
   a.in_src = plan.Map({{"x", {{"tp", "R"}, {"dp", "R"}}}, {"y", {{"tp", "P"}}}});
   a.in_dst = plan.Map({{"x", {{"tp", "S(0)"}, {"dp", "S(0)"}}}, {"y", {{"tp", "R"}}}});
   a.out_src = plan.Map({{"output", {{"tp", "S(-1)"}, {"dp", "P"}}}});
   a.out_dst = plan.Map({{"output", {}}});
-  Layout& b = plan.Entry("b");
+  LayoutBody& b = plan.Entry("b");
   b.in_src = plan.Map({{"x", {{"tp", "P"}}}});
   b.in_dst = plan.Map({{"x", {}}});
   b.out_src = plan.Map({{"output", {{"tp", "S(-1)"}}}});
-  const CommunicationReport report = ComputeCommunication(plan.doc, plan.entries);
+  const CommunicationReport report = ComputeCommunication(plan.doc, plan.Entries());
   std::vector<std::string> counts;
   for (const CollectiveCount& c : report.counts) {
     counts.push_back(absl::StrCat(CollectiveName(c.collective), " ", plan.doc.Name(c.axis), " ", c.count));
@@ -195,7 +201,7 @@ TEST(CommunicationTest, CountsPerCollectiveThenAxisInMeshOrder) {
 
 TEST(CommunicationTest, AnEmptyPlanImpliesNothing) {
   Plan plan({"tp"});
-  const CommunicationReport report = ComputeCommunication(plan.doc, plan.entries);
+  const CommunicationReport report = ComputeCommunication(plan.doc, plan.Entries());
   EXPECT_TRUE(report.records.empty());
   EXPECT_TRUE(report.counts.empty());
 }

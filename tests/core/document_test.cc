@@ -1,5 +1,6 @@
 #include "core/document.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -63,13 +64,14 @@ TEST(MapStoreTest, AStoreKeepsItsBaseAlive) {
   EXPECT_TRUE(copy.Intern(Map({{1, {{7, "S(-1)"}}}})));
 }
 
-// A layout copied (the planner copies the owner's) owns its out_names: a
-// change to the copy leaves the original as it was. Absent and empty differ.
+// A layout body copied (the planner copies the owner's) owns its out_names:
+// a change to the copy leaves the original as it was. Absent and empty
+// differ.
 TEST(OptionalNamesTest, CopiesOwnTheirNamesAndCompareByValue) {
-  Layout a;
+  LayoutBody a;
   EXPECT_FALSE(a.out_names);
   a.out_names = SmallVector<NameId>{4, 5};
-  Layout b = a;
+  LayoutBody b = a;
   ASSERT_TRUE(b.out_names);
   EXPECT_NE(b.out_names.get(), a.out_names.get());
   EXPECT_TRUE(a.out_names == b.out_names);
@@ -79,15 +81,47 @@ TEST(OptionalNamesTest, CopiesOwnTheirNamesAndCompareByValue) {
   a = b;
   EXPECT_EQ(*a.out_names, (SmallVector<NameId>{4, 5, 6}));
 
-  Layout none, empty;
+  LayoutBody none, empty;
   empty.out_names.emplace();
   EXPECT_TRUE(empty.out_names.has_value());
   EXPECT_TRUE(empty.out_names->empty());
   EXPECT_FALSE(none.out_names == empty.out_names);
-  EXPECT_TRUE(none.out_names == Layout().out_names);
+  EXPECT_TRUE(none.out_names == Layout().out_names());
   b.out_names = std::nullopt;
   EXPECT_FALSE(b.out_names);
   EXPECT_FALSE(a.out_names == b.out_names);
+}
+
+// Layouts that say the same share one stored body, whatever their origin;
+// a body differing in any field (a map, out_names present or not, the
+// legacy field) is stored apart.
+TEST(MapStoreTest, EqualLayoutBodiesAreStoredOnce) {
+  MapStore store;
+  const MapRef x = store.Intern(Map({{1, {{7, "S(0)"}}}})), y = store.Intern(Map({{2, {}}}));
+  LayoutBody body;
+  body.params = x;
+  body.in_src = y;
+  body.in_dst = y;
+  const LayoutBody* stored = store.Intern(body);
+  EXPECT_EQ(store.Intern(body), stored);
+  EXPECT_EQ(stored->params.get(), x.get());
+  EXPECT_EQ(stored->in_dst.get(), y.get());
+
+  std::vector<LayoutBody> others(5, body);
+  others[0].in_dst = x;
+  others[1].out_src = y;
+  others[2].out_names.emplace();
+  others[3].out_names = SmallVector<NameId>{3};
+  others[4].legacy_field = 9;
+  std::vector<const LayoutBody*> seen = {stored};
+  for (const LayoutBody& other : others) {
+    const LayoutBody* s = store.Intern(other);
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), s), 0);
+    seen.push_back(s);
+  }
+  LayoutBody names_again = body;
+  names_again.out_names = SmallVector<NameId>{3};
+  EXPECT_EQ(store.Intern(names_again), seen[4]);
 }
 
 }  // namespace

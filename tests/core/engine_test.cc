@@ -498,16 +498,16 @@ TEST(EngineTest, EveryStyleOnLinearAndEmbeddingModules) {
     for (const FqnLayout& entry : r->planned->entries) {
       const bool embedding = doc.Name(entry.fqn) == "emb";
       const StylePlacements want = PlacementsOf(style, embedding);
-      EXPECT_EQ(spell(entry.layout.params, "weight"), expect(want.weight)) << doc.Name(entry.fqn);
+      EXPECT_EQ(spell(entry.layout.params(), "weight"), expect(want.weight)) << doc.Name(entry.fqn);
       if (!embedding) {
-        EXPECT_EQ(spell(entry.layout.params, "bias"), expect(want.bias));
+        EXPECT_EQ(spell(entry.layout.params(), "bias"), expect(want.bias));
       }
       const std::string input = embedding ? "input" : "x";  // the first named input, not *args
-      EXPECT_EQ(spell(entry.layout.in_src, input), expect(want.in ? std::optional(want.in->first) : std::nullopt));
-      EXPECT_EQ(spell(entry.layout.in_dst, input), expect(want.in ? std::optional(want.in->second) : std::nullopt));
-      EXPECT_EQ(spell(entry.layout.out_src, "output"),
+      EXPECT_EQ(spell(entry.layout.in_src(), input), expect(want.in ? std::optional(want.in->first) : std::nullopt));
+      EXPECT_EQ(spell(entry.layout.in_dst(), input), expect(want.in ? std::optional(want.in->second) : std::nullopt));
+      EXPECT_EQ(spell(entry.layout.out_src(), "output"),
                 want.out ? FormatPlacement(want.out->first) : std::string("absent"));
-      EXPECT_EQ(spell(entry.layout.out_dst, "output"),
+      EXPECT_EQ(spell(entry.layout.out_dst(), "output"),
                 want.out ? FormatPlacement(want.out->second) : std::string("absent"));
     }
     EXPECT_EQ(r->planned->entries.size(), 2u);

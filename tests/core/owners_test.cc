@@ -84,17 +84,18 @@ TEST(OwnersTest, NormalizedOutNamesDeriveTheOutputPortsInOrder) {
     for (NameId n : names) map.push_back(PlacementEntry{n, {}});
     return maps.Intern(std::move(map));
   };
-  Layout layout;
-  EXPECT_FALSE(NormalizedOutNames(layout).has_value());
-  layout.out_src = ports({});
-  EXPECT_FALSE(NormalizedOutNames(layout).has_value());
-  layout.out_src = ports({7, 3});
-  layout.out_dst = ports({3, 9});
-  EXPECT_EQ(NormalizedOutNames(layout), (SmallVector<NameId>{7, 3, 9}));
-  layout.out_src = MapRef();
-  EXPECT_EQ(NormalizedOutNames(layout), (SmallVector<NameId>{3, 9}));
-  layout.out_names = SmallVector<NameId>{4};
-  EXPECT_EQ(NormalizedOutNames(layout), (SmallVector<NameId>{4}));
+  LayoutBody body;
+  auto normalized = [&] { return NormalizedOutNames(Layout{maps.Intern(body), {}}); };
+  EXPECT_FALSE(normalized().has_value());
+  body.out_src = ports({});
+  EXPECT_FALSE(normalized().has_value());
+  body.out_src = ports({7, 3});
+  body.out_dst = ports({3, 9});
+  EXPECT_EQ(normalized(), (SmallVector<NameId>{7, 3, 9}));
+  body.out_src = MapRef();
+  EXPECT_EQ(normalized(), (SmallVector<NameId>{3, 9}));
+  body.out_names = SmallVector<NameId>{4};
+  EXPECT_EQ(normalized(), (SmallVector<NameId>{4}));
 }
 
 }  // namespace

@@ -217,8 +217,8 @@ TEST(ParseTest, RepeatedLayoutTextsKeepTheirOwnPlaceAndRules) {
   const Document& doc = *parsed.document;
   ASSERT_EQ(doc.model_providers.size(), 4u);
   EXPECT_EQ(doc.PointerOf(doc.model_providers[1].layout.origin), "/providers/sharding/b");
-  EXPECT_EQ(&*doc.model_providers[0].layout.params, &*doc.model_providers[1].layout.params);
-  EXPECT_EQ(doc.Name((*doc.model_providers[1].layout.params)[0].name), "weight");
+  EXPECT_EQ(&*doc.model_providers[0].layout.params(), &*doc.model_providers[1].layout.params());
+  EXPECT_EQ(doc.Name((*doc.model_providers[1].layout.params())[0].name), "weight");
   // A plan after the providers reads the text of the last provider, with
   // the plan's rule.
   std::string both = Edit("\"in_dst\": {}}}}", R"J("in_dst": {}}, "z": {"params": null}}})J");
@@ -256,10 +256,10 @@ TEST(ParseTest, RepeatedLayoutsAcrossBatchesParseAsWritten) {
     EXPECT_EQ(doc.Name(doc.model_providers[i].fqn), absl::StrCat("p", i));
     EXPECT_EQ(doc.PointerOf(layout.origin), absl::StrCat("/providers/sharding/p", i));
     const size_t k = spelled[i];
-    ASSERT_EQ(bool(layout.params), k != 4) << i;
-    EXPECT_EQ(layout.out_names.has_value(), k == 1) << i;
+    ASSERT_EQ(bool(layout.params()), k != 4) << i;
+    EXPECT_EQ(layout.out_names().has_value(), k == 1) << i;
     if (k == 4) continue;
-    const Placement& p = (*layout.params)[0].placements[0].placement;
+    const Placement& p = (*layout.params())[0].placements[0].placement;
     EXPECT_EQ(p.dim, k < 2 ? 0 : 1) << i;
   }
 }

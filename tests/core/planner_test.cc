@@ -55,11 +55,11 @@ struct Planned {
         }
         absl::StrAppend(&out, "} ");
       };
-      map("params", l.params);
-      map("in_src", l.in_src);
-      map("in_dst", l.in_dst);
-      map("out_src", l.out_src);
-      map("out_dst", l.out_dst);
+      map("params", l.params());
+      map("in_src", l.in_src());
+      map("in_dst", l.in_dst());
+      map("out_src", l.out_src());
+      map("out_dst", l.out_dst());
       absl::StrAppend(&out, "<-");
       for (const std::string& p : plan.provenance[i]) absl::StrAppend(&out, " ", p);
       return out;

@@ -430,11 +430,12 @@ def render(results, profile_path, out_path):
               "each Linear's owner at random, so which siblings a glob matches, and which siblings a provider list "
               "skips, cannot be predicted (matches are now counted without a branch; a skipped sibling still "
               "sends a provider's FQN through the slower walk). And streams the hardware does not fetch ahead: "
-              "the plan's 72-byte entries are now prefetched 16 ahead, by a helper that must be inlined, since "
-              "GCC drops a call that only prefetches as free of effects. What is left is spread thin over many "
-              "small steps per owner; reaching 100 ns would take fewer passes over the owners (the owner checks "
-              "fused into claims) or fewer bytes per layout and plan entry (a layout is 64 bytes, mostly pointers "
-              "to stored maps; 88 before out_names went behind a pointer).")
+              "the plan's entries are now prefetched 16 ahead, by a helper that must be inlined, since GCC drops "
+              "a call that only prefetches as free of effects. Fewer bytes per owner: a layout is a pointer to "
+              "its stored body and its origin (24 bytes; a plan entry 32), where it held the body itself (64 "
+              "bytes, 88 before out_names went behind a pointer). What is left is spread thin over many small "
+              "steps per owner; fewer passes over the owners (the owner checks fused into claims) would still "
+              "cut it.")
             w("")
             w("Fresh memory costs too: `core_benchmark` reports the page faults of each call (`page_faults`), "
               "about 1.5 us each on this VM, and keeps the memory an iteration frees in the heap for the next "
