@@ -35,7 +35,7 @@ std::string Document::PointerOf(const Origin& origin) const {
   return "";
 }
 
-size_t MapStore::Hash::operator()(const PlacementMap& map) const {
+size_t MapStore::HashOf(const PlacementMap& map) {
   uint64_t h = map.size();
   auto mix = [&h](uint64_t v) { h = (h ^ v) * 0x9e3779b97f4a7c15ull; };
   for (const PlacementEntry& e : map) {
@@ -52,7 +52,7 @@ size_t MapStore::Hash::operator()(const PlacementMap& map) const {
   return absl::HashOf(h);
 }
 
-bool MapStore::Eq::Same(const PlacementMap& a, const PlacementMap& b) {
+bool MapStore::Same(const PlacementMap& a, const PlacementMap& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
     const NamedPlacements& x = a[i].placements;
@@ -65,34 +65,22 @@ bool MapStore::Eq::Same(const PlacementMap& a, const PlacementMap& b) {
   return true;
 }
 
-MapRef MapStore::Intern(PlacementMap map) {
-  auto it = index_.find(map);
-  if (it != index_.end()) return MapRef(*it);
-  const PlacementMap* stored = &maps_.emplace_back(std::move(map));
-  index_.insert(stored);
-  return MapRef(stored);
-}
+MapRef MapStore::Intern(PlacementMap map) { return MapRef(Stored(std::move(map), maps_, index_)); }
 
-size_t MapStore::BodyHash::operator()(const LayoutBody& body) const {
+size_t MapStore::HashOf(const LayoutBody& body) {
   const SmallVector<NameId>* names = body.out_names.get();
   return absl::HashOf(body.params.get(), body.in_src.get(), body.in_dst.get(), body.out_src.get(), body.out_dst.get(),
                       body.legacy_field, names != nullptr, names != nullptr ? absl::MakeConstSpan(*names)
                                                                             : absl::Span<const NameId>());
 }
 
-bool MapStore::BodyEq::Same(const LayoutBody& a, const LayoutBody& b) {
+bool MapStore::Same(const LayoutBody& a, const LayoutBody& b) {
   return a.params.get() == b.params.get() && a.in_src.get() == b.in_src.get() && a.in_dst.get() == b.in_dst.get() &&
          a.out_src.get() == b.out_src.get() && a.out_dst.get() == b.out_dst.get() &&
          a.legacy_field == b.legacy_field && a.out_names == b.out_names;
 }
 
-const LayoutBody* MapStore::Intern(LayoutBody body) {
-  auto it = body_index_.find(body);
-  if (it != body_index_.end()) return *it;
-  const LayoutBody* stored = &bodies_.emplace_back(std::move(body));
-  body_index_.insert(stored);
-  return stored;
-}
+const LayoutBody* MapStore::Intern(LayoutBody body) { return Stored(std::move(body), bodies_, body_index_); }
 
 std::unique_ptr<Document> Document::Clone() const {
   auto copy = std::make_unique<Document>();

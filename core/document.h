@@ -144,41 +144,44 @@ class MapStore {
   const LayoutBody* Intern(LayoutBody body);
 
  private:
+  static size_t HashOf(const PlacementMap& map);
+  static size_t HashOf(const LayoutBody& body);
+  static bool Same(const PlacementMap& a, const PlacementMap& b);
+  static bool Same(const LayoutBody& a, const LayoutBody& b);
+  // Hash and equality of a stored T (by its pointer) and of a T to look up.
+  template <typename T>
   struct Hash {
     using is_transparent = void;
-    size_t operator()(const PlacementMap* map) const { return (*this)(*map); }
-    size_t operator()(const PlacementMap& map) const;
+    size_t operator()(const T* stored) const { return HashOf(*stored); }
+    size_t operator()(const T& value) const { return HashOf(value); }
   };
+  template <typename T>
   struct Eq {
     using is_transparent = void;
-    static const PlacementMap& Of(const PlacementMap* map) { return *map; }
-    static const PlacementMap& Of(const PlacementMap& map) { return map; }
+    static const T& Of(const T* stored) { return *stored; }
+    static const T& Of(const T& value) { return value; }
     template <typename A, typename B>
     bool operator()(const A& a, const B& b) const {
       return Same(Of(a), Of(b));
     }
-    static bool Same(const PlacementMap& a, const PlacementMap& b);
   };
-  struct BodyHash {
-    using is_transparent = void;
-    size_t operator()(const LayoutBody* body) const { return (*this)(*body); }
-    size_t operator()(const LayoutBody& body) const;
-  };
-  struct BodyEq {
-    using is_transparent = void;
-    static const LayoutBody& Of(const LayoutBody* body) { return *body; }
-    static const LayoutBody& Of(const LayoutBody& body) { return body; }
-    template <typename A, typename B>
-    bool operator()(const A& a, const B& b) const {
-      return Same(Of(a), Of(b));
-    }
-    static bool Same(const LayoutBody& a, const LayoutBody& b);
-  };
+  template <typename T>
+  using Index = absl::flat_hash_set<const T*, Hash<T>, Eq<T>>;
+  // The stored value equal to `value`, stored on first use.
+  template <typename T>
+  static const T* Stored(T value, std::deque<T>& values, Index<T>& index) {
+    auto it = index.find(value);
+    if (it != index.end()) return *it;
+    const T* stored = &values.emplace_back(std::move(value));
+    index.insert(stored);
+    return stored;
+  }
+
   std::shared_ptr<const MapStore> base_;
   std::deque<PlacementMap> maps_;  // never moved: references stay valid
-  absl::flat_hash_set<const PlacementMap*, Hash, Eq> index_;
+  Index<PlacementMap> index_;
   std::deque<LayoutBody> bodies_;  // never moved
-  absl::flat_hash_set<const LayoutBody*, BodyHash, BodyEq> body_index_;
+  Index<LayoutBody> body_index_;
 };
 
 // Where in the document a layout or a parallel spec was declared. Its JSON
