@@ -222,23 +222,20 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
   // parallel (the aliases then joined in order). Names are spelled out only
   // for aliases.
   constexpr size_t kGrain = 4096;
-  const size_t chunk_count = (tree.size() + kGrain - 1) / kGrain;
+  const size_t chunk_count = ChunkCount(tree.size(), kGrain);
   std::vector<std::vector<ModuleTree::ParamPath>>& owned = claims.owned_params.chunks;
   owned.resize(chunk_count);
   std::vector<std::vector<std::pair<std::string, std::string>>> aliases(chunk_count);
-  ParallelFor(chunk_count, 1, [&](size_t begin, size_t end) {
-    for (size_t c = begin; c < end; ++c) {
-      const PathId last = static_cast<PathId>(std::min(tree.size(), (c + 1) * kGrain));
-      for (PathId q = static_cast<PathId>(c * kGrain); q < last; ++q) {
-        for (const auto& [name, p] : tree.params(q)) {
-          if (!claims.owned(p)) continue;
-          const ModuleTree::ParamPath here{q, name};
-          owned[c].push_back(here);
-          // Distinct slots have distinct full names.
-          const ModuleTree::ParamPath& canonical = claims.canonical[p];
-          if (canonical.module != q || canonical.name != name) {
-            aliases[c].emplace_back(tree.FullName(canonical), tree.FullName(here));
-          }
+  ParallelChunks(0, tree.size(), kGrain, [&](size_t c, size_t first, size_t stop) {
+    for (PathId q = static_cast<PathId>(first); q < stop; ++q) {
+      for (const auto& [name, p] : tree.params(q)) {
+        if (!claims.owned(p)) continue;
+        const ModuleTree::ParamPath here{q, name};
+        owned[c].push_back(here);
+        // Distinct slots have distinct full names.
+        const ModuleTree::ParamPath& canonical = claims.canonical[p];
+        if (canonical.module != q || canonical.name != name) {
+          aliases[c].emplace_back(tree.FullName(canonical), tree.FullName(here));
         }
       }
     }

@@ -164,23 +164,21 @@ void CheckOwners(const ModuleTree& tree, const Owners& owners, DiagnosticSink& s
   // appended in chunk order. Nearly every owner is clean: nothing to pass on
   // owner by owner, and nothing left to do on one thread.
   constexpr size_t kChunk = 1024;
-  std::vector<DiagnosticSink> found((entries.size() + kChunk - 1) / kChunk);
-  ParallelFor(found.size(), 1, [&](size_t first, size_t stop) {
-    for (size_t c = first; c < stop; ++c) {
-      CleanLayouts screen(tree.doc());
-      DiagnosticSink& own = found[c];
-      for (size_t e = c * kChunk; e < std::min(entries.size(), (c + 1) * kChunk); ++e) {
-        const Owner& owner = entries[e];
-        // Derived out_names are unique, so the written ones are all there
-        // is to check for duplicate-output-name.
-        if (!screen.Ports(tree, owner.path, *owner.layout)) CheckPorts(tree, owner.path, *owner.layout, own);
-        if (!screen.Placements(*owner.layout)) CheckPlacements(tree, owner.path, *owner.layout, own);
-        if (owner.parallel && !tree.cached_family(owner.path)) {
-          // A model provider's spec is its module's: the tree knows it.
-          const bool on_mesh = owner.parallel == tree.parallel(owner.path) ? tree.parallel_on_mesh(owner.path)
-                                                                           : screen.ParallelAxes(*owner.parallel);
-          if (!on_mesh) CheckParallelAxes(tree, owner.path, *owner.parallel, own);
-        }
+  std::vector<DiagnosticSink> found(ChunkCount(entries.size(), kChunk));
+  ParallelChunks(0, entries.size(), kChunk, [&](size_t c, size_t first, size_t stop) {
+    CleanLayouts screen(tree.doc());
+    DiagnosticSink& own = found[c];
+    for (size_t e = first; e < stop; ++e) {
+      const Owner& owner = entries[e];
+      // Derived out_names are unique, so the written ones are all there
+      // is to check for duplicate-output-name.
+      if (!screen.Ports(tree, owner.path, *owner.layout)) CheckPorts(tree, owner.path, *owner.layout, own);
+      if (!screen.Placements(*owner.layout)) CheckPlacements(tree, owner.path, *owner.layout, own);
+      if (owner.parallel && !tree.cached_family(owner.path)) {
+        // A model provider's spec is its module's: the tree knows it.
+        const bool on_mesh = owner.parallel == tree.parallel(owner.path) ? tree.parallel_on_mesh(owner.path)
+                                                                         : screen.ParallelAxes(*owner.parallel);
+        if (!on_mesh) CheckParallelAxes(tree, owner.path, *owner.parallel, own);
       }
     }
   });

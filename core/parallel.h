@@ -76,17 +76,28 @@ std::vector<T> JoinChunks(const std::vector<std::vector<T>>& chunks) {
   return out;
 }
 
+// The number of chunks of `grain` indexes that cover n indexes.
+constexpr size_t ChunkCount(size_t n, size_t grain) { return (n + grain - 1) / grain; }
+
 // Splits [begin, end) into chunks of `grain` indexes (the last one may be
-// shorter) and calls gather(lo, hi, items) once per chunk [lo, hi), in
-// parallel, where gather appends what it finds in its chunk to `items`, a
-// vector of the chunk's own (state kept from index to index stays within
-// the call). Returns the items of every chunk, joined in index order.
+// shorter) and calls body(c, lo, hi) once for the cth chunk [lo, hi), in
+// parallel. A caller that keeps per-chunk results in ChunkCount(end -
+// begin, grain) slots can merge them in index order afterwards.
+template <typename Body>
+void ParallelChunks(size_t begin, size_t end, size_t grain, Body&& body) {
+  ParallelFor(ChunkCount(end - begin, grain), 1, [&](size_t first, size_t stop) {
+    for (size_t c = first; c < stop; ++c) body(c, begin + c * grain, std::min(end, begin + (c + 1) * grain));
+  });
+}
+
+// Calls gather(lo, hi, items) once per chunk [lo, hi) of ParallelChunks,
+// where gather appends what it finds in its chunk to `items`, a vector of
+// the chunk's own (state kept from index to index stays within the call).
+// Returns the items of every chunk, joined in index order.
 template <typename T, typename Gather>
 std::vector<T> ParallelGather(size_t begin, size_t end, size_t grain, Gather&& gather) {
-  std::vector<std::vector<T>> chunks((end - begin + grain - 1) / grain);
-  ParallelFor(chunks.size(), 1, [&](size_t first, size_t stop) {
-    for (size_t c = first; c < stop; ++c) gather(begin + c * grain, std::min(end, begin + (c + 1) * grain), chunks[c]);
-  });
+  std::vector<std::vector<T>> chunks(ChunkCount(end - begin, grain));
+  ParallelChunks(begin, end, grain, [&](size_t c, size_t lo, size_t hi) { gather(lo, hi, chunks[c]); });
   return JoinChunks(chunks);
 }
 

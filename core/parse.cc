@@ -1151,9 +1151,8 @@ class Scanner {
       // map's repeats are compared, not read (Parser::Item::unread).
       std::string_view previous;
     } state;
-    bool& done = state.done;
-    if (!OpenObject(depth, done)) return false;
-    if (done) return true;
+    if (!OpenObject(depth, state.done)) return false;
+    if (state.done) return true;
     struct Batch {
       explicit Batch(std::string_view text, int max_depth) : reader(text, max_depth), mark(reader.GetMark()) {}
       json::Reader reader;
@@ -1164,22 +1163,19 @@ class Scanner {
     constexpr size_t kLive = 4, kBatchItems = 256;
     std::vector<std::unique_ptr<Batch>> ring;
     for (size_t i = 0; i < kLive; ++i) ring.push_back(std::make_unique<Batch>(text_, max_depth_));
-    size_t& next = state.next;
-    size_t& offset = state.offset;
-    offset = reader_.offset();
-    std::string_view& previous = state.previous;
+    state.offset = reader_.offset();
     const bool layouts = section == Parser::Section::kProviders || section == Parser::Section::kPlan;
     const Batch* failed_batch = nullptr;
     std::atomic<bool> parser_failed{false};
     auto produce = [&]() -> Batch* {
-      if (done || parser_failed.load(std::memory_order_relaxed)) return nullptr;
-      Batch& batch = *ring[next++ % kLive];
+      if (state.done || parser_failed.load(std::memory_order_relaxed)) return nullptr;
+      Batch& batch = *ring[state.next++ % kLive];
       json::Reader& r = batch.reader;
       r.Release(batch.mark);
-      r.Seek(offset);
+      r.Seek(state.offset);
       batch.items.clear();
       batch.failed = false;
-      while (batch.items.size() < kBatchItems && !done) {
+      while (batch.items.size() < kBatchItems && !state.done) {
         std::string_view key;
         Value value;
         if (!ReadName(r, key)) {
@@ -1187,24 +1183,24 @@ class Scanner {
           break;
         }
         const size_t start = r.offset();
-        const bool repeat = layouts && !previous.empty() && previous.front() == '{' &&
-                            text_.substr(start, previous.size()) == previous;
+        const bool repeat = layouts && !state.previous.empty() && state.previous.front() == '{' &&
+                            text_.substr(start, state.previous.size()) == state.previous;
         if (repeat) {
-          r.Seek(start + previous.size());
+          r.Seek(start + state.previous.size());
         } else if (!r.ReadValue(value, depth)) {
           batch.failed = true;
           break;
         }
-        previous = text_.substr(start, r.offset() - start);
+        state.previous = text_.substr(start, r.offset() - start);
         // Parsed before a separator error.
         batch.items.push_back({key, value, repeat});
-        if (!ReadSeparator(r, done)) {
+        if (!ReadSeparator(r, state.done)) {
           batch.failed = true;
           break;
         }
       }
-      done = done || batch.failed;
-      offset = r.offset();
+      state.done = state.done || batch.failed;
+      state.offset = r.offset();
       return &batch;
     };
     auto consume = [&](Batch& batch) {
@@ -1224,7 +1220,7 @@ class Scanner {
       return false;
     }
     if (failed_batch != nullptr) return reader_.FailAt(failed_batch->reader.error(), failed_batch->reader.error_offset());
-    reader_.Seek(offset);
+    reader_.Seek(state.offset);
     return true;
   }
 

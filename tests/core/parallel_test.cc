@@ -33,6 +33,30 @@ TEST(ParallelForTest, CoversEveryIndexOnceInChunksOfAboutTheGrain) {
   }
 }
 
+// The cth chunk is [begin + c * grain, min(end, begin + (c + 1) * grain)):
+// a caller keeping results in slot c merges them in index order.
+TEST(ParallelChunksTest, NumbersEveryChunkByItsPlaceInTheRange) {
+  for (size_t begin : {size_t{0}, size_t{9}}) {
+    for (size_t n : {0, 1, 64, 65, 10000}) {
+      const size_t end = begin + n, chunks = ChunkCount(n, 64);
+      std::vector<std::atomic<int>> calls(chunks);
+      std::atomic<bool> misplaced{false};
+      WithThreads(4, [&] {
+        ParallelChunks(begin, end, 64, [&](size_t c, size_t lo, size_t hi) {
+          if (c >= chunks || lo != begin + c * 64 || hi != std::min(end, lo + 64)) {
+            misplaced = true;
+            return;
+          }
+          ++calls[c];
+        });
+        return 0;
+      });
+      EXPECT_FALSE(misplaced) << "[" << begin << ", " << end << ")";
+      for (size_t c = 0; c < chunks; ++c) EXPECT_EQ(calls[c].load(), 1) << "[" << begin << ", " << end << ") c=" << c;
+    }
+  }
+}
+
 // Each index gathers none, one or two items; they come out in index order,
 // from chunks of 64 indexes (the last one shorter) laid end to end.
 TEST(ParallelGatherTest, JoinsTheItemsOfEveryIndexInOrderForEveryThreadCount) {
