@@ -45,7 +45,11 @@ PlacementEntry& EntryNamed(PlacementMap& map, NameId name) {
   for (PlacementEntry& e : map) {
     if (e.name == name) return e;
   }
-  return map.emplace_back(PlacementEntry{name, {}});
+  // Built in place: moving a temporary in made GCC 12 warn (-O2,
+  // -Wmaybe-uninitialized) of the empty placements it moves.
+  PlacementEntry& added = map.emplace_back();
+  added.name = name;
+  return added;
 }
 
 // Builds the template entries: one per module path, in order of first
