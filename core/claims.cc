@@ -1,6 +1,7 @@
 #include "core/claims.h"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 
 #include "absl/container/inlined_vector.h"
@@ -140,14 +141,15 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
   Claims claims;
   claims.placement.assign(param_count, nullptr);
   claims.canonical.reset(new ModuleTree::ParamPath[param_count]);
-  claims.expected.assign(param_count, false);
+  claims.expected.assign(param_count, 0);
 
   const absl::Span<Owner> entries = owners.InOrder();
   std::vector<bool> owner_at(tree.size(), false);
   for (const Owner& o : entries) owner_at[o.path] = true;
 
-  // Per owner, in parallel: resolution, expected set, omissions; then, in
-  // entry order, claims on the shared owner map and the diagnostics.
+  // Per owner, in parallel: resolution, expected set (marked at once: the
+  // marks are a set), omissions; then, in entry order, claims on the shared
+  // owner map and the diagnostics.
   PerThread<Stamps> stamps([param_count] {
     return Stamps{std::vector<uint32_t>(param_count, 0), std::vector<uint32_t>(param_count, 0)};
   });
@@ -162,10 +164,11 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
       if (scan.params->size() > scan.resolved.capacity()) scan.resolved.reserve(scan.params->size());
       if (tree.end(owner.path) == owner.path + 1 && scan.params->size() <= kFew) {
         ScanLeafOwner(tree, resolver, owner, check_omissions, scan);
-        continue;
+      } else {
+        if (local == nullptr) local = &stamps.local();
+        ScanOwner(tree, resolver, owner_at, owner, static_cast<uint32_t>(e + 1), check_omissions, *local, scan);
       }
-      if (local == nullptr) local = &stamps.local();
-      ScanOwner(tree, resolver, owner_at, owner, static_cast<uint32_t>(e + 1), check_omissions, *local, scan);
+      for (ParamId p : scan.expected) std::atomic_ref<uint8_t>(claims.expected[p]).store(1, std::memory_order_relaxed);
     }
   };
   using Outcome = Declarations::Outcome;
@@ -211,12 +214,9 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
       d.fqn = std::string(tree.fqn(owner.path));
       d.pointer = absl::StrCat(doc.PointerOf(owner.layout->origin), "/params");
     }
-    for (ParamId p : scan.expected) {
-      claims.expected_count += !claims.expected[p];
-      claims.expected[p] = true;
-    }
   };
   ScanThenApply<OwnerScan>(entries.size(), 256, scan_owners, claim);
+  claims.expected_count = CountNonZero(claims.expected);
 
   // named_parameters(root): owned names and aliases, per chunk of paths in
   // parallel (the aliases then joined in order). Names are spelled out only

@@ -62,9 +62,10 @@ struct Claims {
   // The first claimant's slot; set (and read) only where placement[p] is:
   // left uninitialized, not zeroed, as a million entries cost a pass.
   std::unique_ptr<ModuleTree::ParamPath[]> canonical;
-  // Per parameter id: expected by some owner (declared or not under a nested
-  // owner).
-  std::vector<bool> expected;
+  // Per parameter id: 1 where some owner expects it (declared or not under
+  // a nested owner), else 0. Bytes, not bits: owners scanned on different
+  // threads mark them at once.
+  std::vector<uint8_t> expected;
   size_t expected_count = 0;  // how many are expected
   // Owned parameter names, in named_parameters(root) order.
   OwnedParams owned_params;

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -88,6 +89,16 @@ void ParallelChunks(size_t begin, size_t end, size_t grain, Body&& body) {
   ParallelFor(ChunkCount(end - begin, grain), 1, [&](size_t first, size_t stop) {
     for (size_t c = first; c < stop; ++c) body(c, begin + c * grain, std::min(end, begin + (c + 1) * grain));
   });
+}
+
+// The number of non-zero bytes of `bytes`, counted in parallel chunks.
+inline size_t CountNonZero(const std::vector<uint8_t>& bytes) {
+  constexpr size_t kGrain = size_t{1} << 16;
+  std::vector<size_t> zeros(ChunkCount(bytes.size(), kGrain));
+  ParallelChunks(0, bytes.size(), kGrain, [&](size_t c, size_t lo, size_t hi) {
+    zeros[c] = static_cast<size_t>(std::count(bytes.begin() + lo, bytes.begin() + hi, uint8_t{0}));
+  });
+  return bytes.size() - std::accumulate(zeros.begin(), zeros.end(), size_t{0});
 }
 
 // Calls gather(lo, hi, items) once per chunk [lo, hi) of ParallelChunks,

@@ -57,6 +57,21 @@ TEST(ParallelChunksTest, NumbersEveryChunkByItsPlaceInTheRange) {
   }
 }
 
+// Every non-zero byte counts once, whatever its value, over many chunks.
+TEST(CountNonZeroTest, CountsEveryNonZeroByteOnce) {
+  for (size_t n : {size_t{0}, size_t{1}, size_t{65536}, size_t{300001}}) {
+    std::vector<uint8_t> bytes(n);
+    size_t want = 0;
+    for (size_t i = 0; i < n; ++i) {
+      bytes[i] = static_cast<uint8_t>(i % 5 == 0 ? 0 : i % 3 + 1);
+      want += bytes[i] != 0;
+    }
+    for (int threads : {1, 4}) {
+      EXPECT_EQ(WithThreads(threads, [&] { return CountNonZero(bytes); }), want) << "n=" << n << " threads=" << threads;
+    }
+  }
+}
+
 // Each index gathers none, one or two items; they come out in index order,
 // from chunks of 64 indexes (the last one shorter) laid end to end.
 TEST(ParallelGatherTest, JoinsTheItemsOfEveryIndexInOrderForEveryThreadCount) {
