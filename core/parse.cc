@@ -143,8 +143,8 @@ class Parser {
   // Appends one reference token to the current pointer for its lifetime.
   class At {
    public:
-    At(Parser& parser, std::string_view key) : parser_(parser) { parser_.tokens_.push_back({key, 0}); }
-    At(Parser& parser, size_t index) : parser_(parser) { parser_.tokens_.push_back({{}, index}); }
+    At(Parser& parser, std::string_view key) : parser_(parser) { parser_.tokens_.emplace_back().key = key; }
+    At(Parser& parser, size_t index) : parser_(parser) { parser_.tokens_.emplace_back().index = index; }
     ~At() { parser_.tokens_.pop_back(); }
 
    private:
