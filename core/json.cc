@@ -123,6 +123,7 @@ Reader::Reader(std::string_view text, int max_depth)
     : begin_(text.data()), p_(text.data()), end_(text.data() + text.size()), max_depth_(max_depth) {}
 
 bool Reader::FailAt(Error error, const char* at) {
+  failed_ = true;
   error_ = error;
   error_offset_ = static_cast<size_t>(at - begin_);
   return false;
@@ -254,12 +255,12 @@ bool Reader::ReadEscapedString(const char* body, std::string_view& out) {
 }
 
 // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-bool Reader::ReadNumber(Value& out) {
+Value Reader::ReadNumber() {
   const char* const start = p_;
   const bool negative = Peek() == '-';
   if (negative) ++p_;
   auto digit = [&] { return p_ < end_ && *p_ >= '0' && *p_ <= '9'; };
-  if (!digit()) return Fail(Error::kValueInvalid);
+  if (!digit()) return Failed(Error::kValueInvalid);
   uint64_t magnitude = 0;
   bool overflow = false;
   if (*p_ == '0') {
@@ -281,75 +282,80 @@ bool Reader::ReadNumber(Value& out) {
   if (Peek() == '.') {
     integer = false;
     ++p_;
-    if (!digit()) return Fail(Error::kNumberMissFraction);
+    if (!digit()) return Failed(Error::kNumberMissFraction);
     while (digit()) ++p_;
   }
   if (Peek() == 'e' || Peek() == 'E') {
     integer = false;
     ++p_;
     if (Peek() == '+' || Peek() == '-') ++p_;
-    if (!digit()) return Fail(Error::kNumberMissExponent);
+    if (!digit()) return Failed(Error::kNumberMissExponent);
     while (digit()) ++p_;
   }
-  out = Value(Value::Type::kNumber, 0);
+  Value out(Value::Type::kNumber, 0);
   constexpr uint64_t kInt64Max = static_cast<uint64_t>(INT64_MAX);
   if (integer && !overflow && magnitude <= kInt64Max + (negative ? 1 : 0)) {
     out.flag_ = true;
     out.int_ = negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
-    return true;
+    return out;
   }
   // Not an int64: only whether it fits a double matters.
   const std::string text(start, p_);
-  if (std::isinf(std::strtod(text.c_str(), nullptr))) return FailAt(Error::kNumberTooBig, start);
-  return true;
+  if (std::isinf(std::strtod(text.c_str(), nullptr))) {
+    FailAt(Error::kNumberTooBig, start);
+    return Value();
+  }
+  return out;
 }
 
-bool Reader::ReadLiteral(std::string_view word, Value& out) {
+Value Reader::ReadLiteral(std::string_view word) {
   for (char c : word) {
-    if (Peek() != c) return Fail(Error::kValueInvalid);
+    if (Peek() != c) return Failed(Error::kValueInvalid);
     ++p_;
   }
-  if (word == "null") {
-    out = Value();
-  } else {
-    out = Value(Value::Type::kBool, 0);
-    out.flag_ = word == "true";
-  }
-  return true;
+  if (word == "null") return Value();
+  Value out(Value::Type::kBool, 0);
+  out.flag_ = word == "true";
+  return out;
 }
 
 bool Reader::ReadValue(Value& out, int depth) {
+  failed_ = false;
+  out = Read(depth);
+  return !failed_;
+}
+
+Value Reader::Read(int depth) {
   switch (Peek()) {
     case '{':
-      return ReadObject(out, depth + 1);
+      return ReadObject(depth + 1);
     case '[':
-      return ReadArray(out, depth + 1);
+      return ReadArray(depth + 1);
     case '"': {
       std::string_view s;
-      if (!ReadString(s)) return false;
-      out = Value::String(s);
-      return true;
+      if (!ReadString(s)) return Value();
+      return Value::String(s);
     }
     case 'n':
-      return ReadLiteral("null", out);
+      return ReadLiteral("null");
     case 't':
-      return ReadLiteral("true", out);
+      return ReadLiteral("true");
     case 'f':
-      return ReadLiteral("false", out);
+      return ReadLiteral("false");
     default:
-      return ReadNumber(out);
+      return ReadNumber();
   }
 }
 
-bool Reader::ReadArray(Value& out, int depth) {
+Value Reader::ReadArray(int depth) {
   ++p_;
-  if (depth > max_depth_) return Fail(Error::kTooDeep);
+  if (depth > max_depth_) return Failed(Error::kTooDeep);
   const size_t base = elements_.size();
   SkipSpace();
   if (Peek() != ']') {
     while (true) {
-      Value element;
-      if (!ReadValue(element, depth)) return false;
+      const Value element = Read(depth);
+      if (failed_) return Value();
       elements_.push_back(element);
       SkipSpace();
       if (Peek() == ',') {
@@ -358,36 +364,38 @@ bool Reader::ReadArray(Value& out, int depth) {
       } else if (Peek() == ']') {
         break;
       } else {
-        return Fail(Error::kArrayMissCommaOrSquareBracket);
+        return Failed(Error::kArrayMissCommaOrSquareBracket);
       }
     }
   }
   ++p_;
   const size_t count = elements_.size() - base;
-  out = Value(Value::Type::kArray, count);
+  Value out(Value::Type::kArray, count);
   out.elements_ = CopyToArena(elements_.data() + base, count);
   elements_.resize(base);
-  return true;
+  return out;
 }
 
-bool Reader::ReadObject(Value& out, int depth) {
+Value Reader::ReadObject(int depth) {
   ++p_;
-  if (depth > max_depth_) return Fail(Error::kTooDeep);
+  if (depth > max_depth_) return Failed(Error::kTooDeep);
   const size_t base = members_.size();
   SkipSpace();
   if (Peek() != '}') {
     while (true) {
-      if (Peek() != '"') return Fail(Error::kObjectMissName);
-      Member member;
+      if (Peek() != '"') return Failed(Error::kObjectMissName);
       std::string_view name;
-      if (!ReadString(name)) return false;
-      member.name = Value::String(name);
+      if (!ReadString(name)) return Value();
       SkipSpace();
-      if (Peek() != ':') return Fail(Error::kObjectMissColon);
+      if (Peek() != ':') return Failed(Error::kObjectMissColon);
       ++p_;
       SkipSpace();
-      if (!ReadValue(member.value, depth)) return false;
-      members_.push_back(member);
+      const Value value = Read(depth);
+      if (failed_) return Value();
+      // Fields set in place: a Member built first went through the stack.
+      Member& member = members_.emplace_back();
+      member.name = Value::String(name);
+      member.value = value;
       SkipSpace();
       if (Peek() == ',') {
         ++p_;
@@ -395,15 +403,15 @@ bool Reader::ReadObject(Value& out, int depth) {
       } else if (Peek() == '}') {
         break;
       } else {
-        return Fail(Error::kObjectMissCommaOrCurlyBracket);
+        return Failed(Error::kObjectMissCommaOrCurlyBracket);
       }
     }
   }
   ++p_;
   const size_t count = members_.size() - base;
-  out = Value::Object(CopyToArena(members_.data() + base, count), count);
+  const Value out = Value::Object(CopyToArena(members_.data() + base, count), count);
   members_.resize(base);
-  return true;
+  return out;
 }
 
 }  // namespace shardplan::json

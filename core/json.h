@@ -143,10 +143,19 @@ class Reader {
 
  private:
   bool FailAt(Error error, const char* at);
-  bool ReadNumber(Value& out);
-  bool ReadLiteral(std::string_view word, Value& out);
-  bool ReadArray(Value& out, int depth);
-  bool ReadObject(Value& out, int depth);
+  // The value readers return what they read (16 trivially copyable bytes,
+  // in registers); on an error, a null Value with failed_ set. Written to
+  // the caller's stack, a value was read back at once as one 16-byte load
+  // of two narrower stores, which the store buffer cannot forward.
+  Value Failed(Error error) {
+    Fail(error);
+    return Value();
+  }
+  Value Read(int depth);
+  Value ReadNumber();
+  Value ReadLiteral(std::string_view word);
+  Value ReadArray(int depth);
+  Value ReadObject(int depth);
   // Decodes the escapes of the string whose body starts at `body`, from the
   // first backslash at the cursor.
   bool ReadEscapedString(const char* body, std::string_view& out);
@@ -159,6 +168,7 @@ class Reader {
   const char* const end_;
   const int max_depth_;
   Error error_ = Error::kNone;
+  bool failed_ = false;  // since ReadValue began
   size_t error_offset_ = 0;
   // Containers being read hold their items here until they end.
   std::vector<Value> elements_;
