@@ -424,7 +424,7 @@ def run_benchmark_groups(bench, names, min_time, reps, wait_s, rounds):
 def parallel_call_sites():
     """Call sites of the parallel helpers in core/*.cc, with the enclosing function and phase."""
     sites = []
-    pat = re.compile(r"\b(ParallelFor|ParallelGather|ScanThenApply|PerThread|parallel_for|parallel_invoke|parallel_reduce|task_group)\b")
+    pat = re.compile(r"\b(ParallelFor|ParallelChunks|ParallelGather|ScanThenApply|PerThread|CountNonZero|parallel_for|parallel_invoke|parallel_reduce|task_group)\b")
     fn = re.compile(r"^[A-Za-z][^;{}()]*?\b([A-Za-z_][\w:]*)\s*\(")
     for path in sorted((REPO / "core").glob("*.cc")):
         lines = path.read_text(errors="replace").splitlines()
