@@ -1,7 +1,6 @@
 #include "core/claims.h"
 
 #include <algorithm>
-#include <atomic>
 #include <memory>
 
 #include "absl/container/inlined_vector.h"
@@ -168,7 +167,7 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
         if (local == nullptr) local = &stamps.local();
         ScanOwner(tree, resolver, owner_at, owner, static_cast<uint32_t>(e + 1), check_omissions, *local, scan);
       }
-      for (ParamId p : scan.expected) std::atomic_ref<uint8_t>(claims.expected[p]).store(1, std::memory_order_relaxed);
+      for (ParamId p : scan.expected) __atomic_store_n(&claims.expected[p], uint8_t{1}, __ATOMIC_RELAXED);
     }
   };
   using Outcome = Declarations::Outcome;
