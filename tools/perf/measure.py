@@ -78,8 +78,6 @@ REFERENCE_DEEPSEEK_S = 5.6
 HEAVY_REPETITIONS = 3
 # Runs (processes) of each model's benchmarks per CPU count; the median run is kept.
 BENCHMARK_ROUNDS = 3
-# The CLI backs its heap with huge pages for documents up to this size (cli/mimalloc.cc).
-HUGE_PAGE_DOCUMENT_BYTES = 64 << 20
 
 # Benchmark phases in pipeline order and the core/ file that implements each (used to find
 # which phases run in parallel: a call site of a parallel helper in that file, attributed to
@@ -177,7 +175,25 @@ def machine_info():
         "python": platform.python_version(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "loadavg_start": open("/proc/loadavg").read().split()[:3],
+        "fault_ns_per_4k": {"small": fault_cost_ns(False), "huge": fault_cost_ns(True)},
     }
+
+
+def fault_cost_ns(huge, mib=64, rounds=3):
+    """ns to fault in 4 KiB of fresh anonymous memory, small or transparent huge pages (best of
+    `rounds` maps of `mib` MiB): the CLI's runs fault in about as many bytes as the document has,
+    and the cost per fault differs several-fold between virtual machines."""
+    import mmap
+    size, best = mib << 20, float("inf")
+    for _ in range(rounds):
+        m = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        m.madvise(mmap.MADV_HUGEPAGE if huge else mmap.MADV_NOHUGEPAGE)
+        start = time.perf_counter()
+        for off in range(0, size, 4096):
+            m[off] = 1
+        best = min(best, time.perf_counter() - start)
+        m.close()
+    return round(best * 1e9 / (size // 4096))
 
 
 def git_info():
@@ -291,10 +307,10 @@ def count_document(path):
 SUMMARY = re.compile(r": ok: (\d+) owners?, (\d+) owned parameter names?, (\d+) alias")
 
 
-def run_cli(cli, doc, threads, tfile, env=None):
+def run_cli(cli, doc, threads, tfile):
     cmd = ["/usr/bin/time", "-f", "%e %M %U %S", "-o", str(tfile), cli, "check", "--threads", str(threads), str(doc)]
     t0 = time.perf_counter()
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     wall = time.perf_counter() - t0
     last = open(tfile).read().strip().splitlines()[-1].split()
     out = r.stdout.strip().splitlines()
@@ -305,11 +321,11 @@ def run_cli(cli, doc, threads, tfile, env=None):
             "user_s": float(last[2]), "sys_s": float(last[3]), "summary": summary}
 
 
-def measure_doc(cli, doc, runs, tfile, env=None):
+def measure_doc(cli, doc, runs, tfile):
     samples = {1: [], 2: []}
     for _ in range(runs):
         for t in (1, 2):  # interleaved, so slow phases of a shared machine hit both alike
-            samples[t].append(run_cli(cli, doc, t, tfile, env))
+            samples[t].append(run_cli(cli, doc, t, tfile))
     med = {}
     for t, s in samples.items():
         med[t] = {k: round(statistics.median(x[k] for x in s), 4) for k in ("wall_s", "time_e_s", "user_s", "sys_s")}
@@ -697,17 +713,12 @@ def derive(docs, bench):
     t = lambda d, th: d["median"][str(th)]["wall_s"]  # noqa: E731
     out = {}
     # Linear scaling: every pair of generic sizes 10x apart.
-    # With the same page size throughout (small pages: the CLI's choice for the larger document
-    # of each pair), and as the CLI runs by default.
-    small = lambda d, th: d.get("small_pages", d["median"])[str(th)]["wall_s"]  # noqa: E731
     decades = []
     for n in GENERIC_SIZES:
         a, b = by_id.get(f"generic-{n}"), by_id.get(f"generic-{n * 10}")
         if a and b:
             decades.append({"from": n, "to": n * 10,
-                            "ratio_t1": round(small(b, 1) / small(a, 1), 3),
-                            "ratio_t2": round(small(b, 2) / small(a, 2), 3),
-                            "cli_ratio_t1": round(t(b, 1) / t(a, 1), 3), "cli_ratio_t2": round(t(b, 2) / t(a, 2), 3)})
+                            "ratio_t1": round(t(b, 1) / t(a, 1), 3), "ratio_t2": round(t(b, 2) / t(a, 2), 3)})
     out["decades"] = decades
     for d in docs:
         d["speedup_2_threads"] = round(t(d, 1) / t(d, 2), 3)
@@ -820,11 +831,6 @@ def main():
             log(f"{spec['id']}: {size / 1e6:.1f} MB, {c['module_paths']:,} module paths, "
                 f"{c['param_paths']:,} parameter paths; {runs} run(s) x threads 1,2 (machine {busy:.0%} busy)")
             m = measure_doc(paths["cli"], path, runs, tfile)
-            if spec["id"].startswith("generic-") and size <= HUGE_PAGE_DOCUMENT_BYTES:
-                # The CLI gives this document huge pages, and larger ones small pages: the
-                # scaling ratios compare runs with small pages throughout as well.
-                m["small_pages"] = measure_doc(paths["cli"], path, runs, tfile,
-                                               {**os.environ, "MIMALLOC_LARGE_OS_PAGES": "0"})["median"]
             entry = {k: v for k, v in spec.items() if k != "args"}
             entry.update({"gen_args": " ".join(spec["args"]), **c, "doc_bytes": size, "busy_before": busy, **m})
             docs.append(entry)

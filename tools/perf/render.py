@@ -132,14 +132,18 @@ def render(results, profile_path, out_path):
     w("")
     g = R["git"]
     dirty = g.get("uncommitted") or []
+    fault = mach.get("fault_ns_per_4k")
     w(table(["", ""], [
         ["CPU", f"{mach['cpu_model']}, {mach['nproc']} cores (`nproc`)"],
         ["memory", f"{mach['memory_gib']} GiB"],
         ["kernel, compiler", f"Linux {mach['kernel']}, {mach['compiler']}"],
         ["build", "`bazel build -c opt` (Bazel 4, `-O2`), oneTBB from Debian; the CLI links Debian's mimalloc "
-                  "(huge pages for documents up to 64 MiB)"],
+                  "(transparent huge pages)"],
         ["source", f"commit `{g['head']}` ({g['subject']})"
          + (f", with uncommitted changes in {', '.join('`' + p + '`' for p in dirty)}" if dirty else "")],
+        *([["fresh memory, per 4 KiB", f"{fault['small'] / 1000:.2f} us with small pages, "
+             f"{fault['huge'] / 1000:.2f} us with transparent huge pages (a page fault each, or one per 2 MiB: "
+             "64 MiB mapped and written, best of 3)"]] if fault else []),
         ["load average at start / end", f"{' '.join(mach['loadavg_start'])} / {' '.join(mach.get('loadavg_end', []))}"],
     ]))
     w("")
@@ -219,23 +223,17 @@ def render(results, profile_path, out_path):
       "against the document's size (grey) and 3x the document's size (red, the target's ceiling).")
     w("")
     if der.get("decades"):
-        w("**Scaling.** Time of 10x the parameters over the time of the smaller document (generic documents). "
-          "The CLI backs its heap with huge pages for documents up to 64 MiB and with small pages beyond "
-          "(`cli/mimalloc.cc`), so a decade that crosses that size compares two allocator settings; the ratios "
-          "that count for the target keep small pages throughout (the smaller documents measured again with "
-          "`MIMALLOC_LARGE_OS_PAGES=0`), and the CLI's default runs are shown beside them:")
+        w("**Scaling.** Time of 10x the parameters over the time of the smaller document (generic documents):")
         w("")
-        w(table(["from", "to", "ratio, 1 thread", "ratio, 2 threads", "CLI default, 1 thread", "CLI default, 2 threads"],
-                [[num(x["from"]), num(x["to"]), f"{x['ratio_t1']:.2f}x", f"{x['ratio_t2']:.2f}x",
-                  f"{x['cli_ratio_t1']:.2f}x" if "cli_ratio_t1" in x else "",
-                  f"{x['cli_ratio_t2']:.2f}x" if "cli_ratio_t2" in x else ""]
+        w(table(["from", "to", "ratio, 1 thread", "ratio, 2 threads"],
+                [[num(x["from"]), num(x["to"]), f"{x['ratio_t1']:.2f}x", f"{x['ratio_t2']:.2f}x"]
                  for x in der["decades"]]))
         w("")
         g0 = by_id.get("generic-10000")
         g1 = by_id.get("generic-1000000")
         if g0 and g1:
-            a, b = g0.get("small_pages", g0["median"])["1"], g1.get("small_pages", g1["median"])["1"]
-            w(f"From 10,000 to 1,000,000 parameters (100x, small pages throughout) the time grows "
+            a, b = g0["median"]["1"], g1["median"]["1"]
+            w(f"From 10,000 to 1,000,000 parameters (100x) the time grows "
               f"{b['wall_s'] / a['wall_s']:.0f}x with one thread; the user CPU time grows "
               f"{b['user_s'] / max(a['user_s'], 0.005):.0f}x and the system CPU time (page faults, reading the "
               f"file) {b['sys_s'] / max(a['sys_s'], 0.005):.0f}x (`%U`/`%S`, {a['user_s']:.2f}+{a['sys_s']:.2f} s "
@@ -450,7 +448,7 @@ def render(results, profile_path, out_path):
               "cut it.")
             w("")
             w("Fresh memory costs too: `core_benchmark` reports the page faults of each call (`page_faults`), "
-              "about 1.5 us each on this VM, and keeps the memory an iteration frees in the heap for the next "
+              "each costs what section 1 gives for a fresh 4 KiB, and keeps the memory an iteration frees in the heap for the next "
               "(`mallopt`), as a long-lived process would; left to glibc's moving mmap threshold, `Claims` at "
               "1,000,000 parameters faulted 24 MB in per call in some runs (35 -> 44 ms) and none in others. "
               "Asking the kernel for 2 MiB pages on the largest arrays (`madvise` `MADV_HUGEPAGE`; tried at "
