@@ -363,10 +363,11 @@ def largest_benchmarks(bench):
     return chosen
 
 
-def run_benchmarks(bench, names, min_time, pin, reps=1):
-    """One core_benchmark run; with reps > 1 the median of the repetitions is kept."""
+def run_benchmarks(bench, names, min_time, cpu=None, reps=1):
+    """One core_benchmark run, pinned to CPU `cpu` (taskset) unless it is None; with reps > 1 the
+    median of the repetitions is kept."""
     filt = "^(" + "|".join(re.escape(n) for n in names) + ")$"
-    base = ([shutil.which("taskset"), "-c", "0"] if pin else []) + [
+    base = ([shutil.which("taskset"), "-c", str(cpu)] if cpu is not None else []) + [
         bench, f"--benchmark_filter={filt}", "--benchmark_format=json"]
     if reps > 1:
         base += [f"--benchmark_repetitions={reps}", "--benchmark_report_aggregates_only=true"]
@@ -425,9 +426,9 @@ def run_benchmark_groups(bench, names, min_time, reps, wait_s, rounds):
                                                                       .group(1)) >= 300_000
         runs = ([], [])
         for _ in range(rounds):
-            for out, pinned, found in zip(merged, (pin, False), runs):
+            for out, cpu, found in zip(merged, (0 if pin else None, None), runs):
                 out["busy_before"][model] = wait_idle(wait_s)
-                r = run_benchmarks(bench, group, min_time, pinned, min(reps, HEAVY_REPETITIONS) if heavy else reps)
+                r = run_benchmarks(bench, group, min_time, cpu, min(reps, HEAVY_REPETITIONS) if heavy else reps)
                 found.append(r["benchmarks"])
                 out["context"] = out["context"] or r["context"]
         for out, found in zip(merged, runs):
@@ -435,6 +436,23 @@ def run_benchmark_groups(bench, names, min_time, reps, wait_s, rounds):
                 entries = sorted((f[name] for f in found if name in f), key=lambda e: e["real_ms"])
                 out["benchmarks"][name] = dict(entries[len(entries) // 2], rounds=[e["real_ms"] for e in entries])
     return merged[0], merged[1]
+
+
+# The benchmark that compares the CPUs' speeds: a parallel phase, short, on a model built quickly.
+CPU_PROBE = "BM_Collect/generic/params:100000/devices:64/real_time"
+
+
+def cpu_speeds(bench, nproc):
+    """The probe benchmark pinned to each CPU in turn (median of 5), in ms: a virtual machine's
+    CPUs need not be equally fast, and two CPUs then cannot be twice as fast as CPU 0 alone
+    (the 1-CPU runs use CPU 0). Empty without taskset or without the probe."""
+    if not shutil.which("taskset"):
+        return {}
+    try:
+        return {str(c): run_benchmarks(bench, [CPU_PROBE], 0.2, c, 5)["benchmarks"][CPU_PROBE]["real_ms"]
+                for c in range(nproc)}
+    except (RuntimeError, KeyError):
+        return {}
 
 
 def parallel_call_sites():
@@ -848,11 +866,14 @@ def main():
                 min_time = 0.05 if args.quick else 0.2
                 reps = 3 if args.quick else 5
                 rounds = 1 if args.quick else BENCHMARK_ROUNDS
+                speeds_before = cpu_speeds(paths["bench"], machine["nproc"])
                 one, two = run_benchmark_groups(paths["bench"], names, min_time, reps, args.wait_idle, rounds)
+                speeds = {"probe": CPU_PROBE, "before": speeds_before,
+                          "after": cpu_speeds(paths["bench"], machine["nproc"])}
                 sites = parallel_call_sites()
                 bench = {"names": names, "min_time_s": min_time, "repetitions": reps, "rounds": rounds,
                          "heavy_repetitions": HEAVY_REPETITIONS, "one_cpu": one, "two_cpus": two,
-                         "pinned_with_taskset": bool(shutil.which("taskset")),
+                         "pinned_with_taskset": bool(shutil.which("taskset")), "cpu_speed_ms": speeds,
                          "parallel_call_sites": sites, "summary": summarize_bench(one, two, sites)}
             except RuntimeError as e:
                 notes["bench"] = str(e)

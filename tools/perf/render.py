@@ -91,6 +91,14 @@ def fmt_val(t, v):
     return f"{v:,.1f} {t['unit']}"
 
 
+def cpu_bound(speeds):
+    """The most a perfectly parallel phase can gain on all CPUs over CPU 0 alone, from each CPU's
+    time on the probe benchmark: 1 + t0/t1 + ... (2.0 for two equal CPUs)."""
+    if not speeds or "0" not in speeds:
+        return None
+    return sum(speeds["0"] / v for v in speeds.values())
+
+
 def render(results, profile_path, out_path):
     R = results
     prof_text = Path(profile_path).read_text() if Path(profile_path).is_file() else ""
@@ -331,6 +339,16 @@ def render(results, profile_path, out_path):
       "(best of 30 interleaved runs; 1 thread: 47.9 to 47.3 ms). The same change in the reading stage (each "
       "item read in place) made the 1-thread run faster and the 2-thread run slower, and was not kept.")
     w("")
+    speeds = (bench or {}).get("cpu_speed_ms") or {}
+    bounds = [b for b in (cpu_bound(speeds.get(k)) for k in ("before", "after")) if b]
+    if bounds:
+        w(f"**The CPUs' speeds.** `{speeds['probe']}` pinned to each CPU (median of 5), before the benchmarks "
+          "and after: " + "; ".join(f"{k}, " + ", ".join(f"CPU {c} {v:.2f} ms" for c, v in speeds[k].items())
+                                    for k in ("before", "after") if speeds.get(k)) + ". "
+          f"A perfectly parallel phase can therefore run at most {min(bounds):.2f}-{max(bounds):.2f}x as fast on "
+          "all CPUs as on CPU 0 alone (1 + t0/t1: the 1-CPU benchmarks run on CPU 0), and a stage that runs on "
+          "one thread at a time (a pipeline's in-order stage) runs at the speed of whichever CPU oneTBB puts it on.")
+        w("")
     if bench:
         summ = bench["summary"]
         sites = bench.get("parallel_call_sites", [])
@@ -548,12 +566,15 @@ def render(results, profile_path, out_path):
                       for m, e in summ["models"].items() for p in e.get("parallel_phases", [])
                       if e["phases"][p].get("speedup") and e["phases"][p]["speedup"] < 1.0
                       and (e["phases"][p].get("t1_ms") or 0) >= 0.05]
+            if bounds:
+                w(f"On this machine no phase could reach more than {max(bounds):.2f}x: its CPUs are not equally "
+                  "fast (section 5).")
             if slower:
                 w("A phase slower on two CPUs than on one (" + ", ".join(slower) + ") is not Amdahl: no stage "
-                  "does more work on two threads. It is this VM's slow mode, in which handing a block from one "
-                  "thread to the other (`ScanThenApply`'s pipeline, `ParallelFor`'s tasks) costs tens of "
-                  "microseconds while the idle vCPU is woken; it comes and goes over minutes, so one run's "
-                  "2-CPU figures for a model can all fall in it while the next run's do not.")
+                  "does more work on two threads. Its in-order stage ran on the slower CPU (section 5): which "
+                  "thread takes a pipeline's serial stage is up to oneTBB, and in this VM's runs it held for a whole benchmark "
+                  "process, so one run's 2-CPU figures for a model can all be slow while the next run's are "
+                  "not (the median of the rounds is kept).")
             if busiest > BUSY:
                 w(f"The second CPU was not free during this run (up to {busiest:.0%} of the machine busy with "
                   "other work), which caps any 2-thread speedup; re-run with `--wait-idle` on a quiet machine "
