@@ -122,17 +122,23 @@ run plan "$tmp/plan8.json"
 check "kv heads under tp=8: empty shards are warned" grep -q "^warning\[empty-shard\]" "$tmp/out"
 
 # The allocator (cli/mimalloc.cc): huge pages, whatever the documents' size,
-# unless the environment decides. Builds that keep the default malloc
-# (--config=asan) have no allocator choice to check.
+# and segments committed at once, unless the environment decides. Builds
+# that keep the default malloc (--config=asan) have no allocator choice to
+# check.
 if ldd "$cli" | grep -q libmimalloc; then
-  large_pages() {  # the option mimalloc reports at start-up: 1 or 0
-    MIMALLOC_VERBOSE=1 "$cli" "$@" 2>&1 >/dev/null | grep -o "option 'large_os_pages': [01]" | grep -o '[01]$'
+  option() {  # option $1 as mimalloc reports it at start-up, for the command that follows
+    local name=$1
+    shift
+    MIMALLOC_VERBOSE=1 "$cli" "$@" 2>&1 >/dev/null | grep -o "option '$name': [0-9]*" | grep -o '[0-9]*$'
   }
-  check "huge pages for a small document" test "$(large_pages check "$ok_doc")" = 1
+  check "huge pages for a small document" test "$(option large_os_pages check "$ok_doc")" = 1
   truncate -s 65M "$tmp/big.json"  # sparse: 65 MiB that take no disk
-  check "huge pages past 64 MiB of documents" test "$(large_pages check "$ok_doc" "$tmp/big.json")" = 1
-  check "the environment decides first" test "$(MIMALLOC_LARGE_OS_PAGES=0 large_pages check "$ok_doc")" = 0
+  check "huge pages past 64 MiB of documents" test "$(option large_os_pages check "$ok_doc" "$tmp/big.json")" = 1
   rm -f "$tmp/big.json"
+  check "segments committed at once" test "$(option eager_commit_delay check "$ok_doc")" = 0
+  check "the environment decides first" test "$(MIMALLOC_LARGE_OS_PAGES=0 option large_os_pages check "$ok_doc")" = 0
+  check "the environment decides each option" \
+    test "$(MIMALLOC_EAGER_COMMIT_DELAY=2 option eager_commit_delay check "$ok_doc")$(MIMALLOC_EAGER_COMMIT_DELAY=2 option large_os_pages check "$ok_doc")" = 21
 fi
 
 echo "cli: $passed passed, $failed failed"
