@@ -342,12 +342,14 @@ def render(results, profile_path, out_path):
     speeds = (bench or {}).get("cpu_speed_ms") or {}
     bounds = [b for b in (cpu_bound(speeds.get(k)) for k in ("before", "after")) if b]
     if bounds:
+        low, high = f"{min(bounds):.2f}", f"{max(bounds):.2f}"
+        bound_range = f"{low}x" if low == high else f"{low}-{high}x"
         w(f"**The CPUs' speeds.** `{speeds['probe']}` pinned to each CPU (median of 5), before the benchmarks "
           "and after: " + "; ".join(f"{k}, " + ", ".join(f"CPU {c} {v:.2f} ms" for c, v in speeds[k].items())
                                     for k in ("before", "after") if speeds.get(k)) + ". "
-          f"A perfectly parallel phase can therefore run at most {min(bounds):.2f}-{max(bounds):.2f}x as fast on "
-          "all CPUs as on CPU 0 alone (1 + t0/t1: the 1-CPU benchmarks run on CPU 0), and a stage that runs on "
-          "one thread at a time (a pipeline's in-order stage) runs at the speed of whichever CPU oneTBB puts it on.")
+          f"A perfectly parallel phase can therefore run at most {bound_range} as fast on all CPUs as on CPU 0 "
+          "alone (1 + t0/t1: the 1-CPU benchmarks run on CPU 0), and a stage that runs on one thread at a time "
+          "(a pipeline's in-order stage) runs at the speed of whichever CPU oneTBB puts it on.")
         w("")
     if bench:
         summ = bench["summary"]
@@ -443,7 +445,7 @@ def render(results, profile_path, out_path):
                 w("")
             w("These phases go owner by owner, and most of their cost is instructions, not memory: at 10,000 "
               "parameters, whose arrays fit in the caches, the five phases took 103 ns per parameter path, "
-              "against 109 ns at 1,000,000, in one `core_benchmark` run at 3fbe316 on this VM (one CPU; this "
+              "against 109 ns at 1,000,000, in one `core_benchmark` run at 3fbe316 on an earlier VM (one CPU; this "
               "script's runs measure only the models above).")
             w("")
             w("What each check needs of a module the tree keeps packed, and no phase reads the 144-byte `Module` "
@@ -465,8 +467,9 @@ def render(results, profile_path, out_path):
               "steps per owner; fewer passes over the owners (the owner checks fused into claims) would still "
               "cut it.")
             w("")
-            w("Fresh memory costs too: `core_benchmark` reports the page faults of each call (`page_faults`), "
-              "each costs what section 1 gives for a fresh 4 KiB, and keeps the memory an iteration frees in the heap for the next "
+            w("Fresh memory costs too: `core_benchmark` reports the page faults of each call (`page_faults`; "
+              "each costs what section 1 gives for a fresh 4 KiB) and keeps the memory an iteration frees in the "
+              "heap for the next "
               "(`mallopt`), as a long-lived process would; left to glibc's moving mmap threshold, `Claims` at "
               "1,000,000 parameters faulted 24 MB in per call in some runs (35 -> 44 ms) and none in others. "
               "Asking the kernel for 2 MiB pages on the largest arrays (`madvise` `MADV_HUGEPAGE`; tried at "
@@ -492,10 +495,8 @@ def render(results, profile_path, out_path):
                   "time): " + "; ".join(
                       f"{n} thread{'s' if n != '1' else ''}: " + ", ".join(
                           f"{x['wall_s'] * 1000:.0f} ms ({x['sys_s']:.2f} s)" for x in v) for n, v in runs.items())
-                  + ". The slow runs are the ones with system time: the process's user time stays about the "
-                  "same, but the kernel takes much longer to give it memory (page faults). On this virtual "
-                  "machine such runs come in bursts (for example right after a run that used and freed much "
-                  "memory), so the median of five runs depends on when they ran.")
+                  + ". The binary and the document are the same in every run: the spread is the machine's, "
+                  "and the median of a few runs depends on when they ran.")
                 w("")
             quote_profile("callgrind-deepseek")
         if keys & {"million_cli_s", "decade_ratio"} and pf:
@@ -566,15 +567,20 @@ def render(results, profile_path, out_path):
                       for m, e in summ["models"].items() for p in e.get("parallel_phases", [])
                       if e["phases"][p].get("speedup") and e["phases"][p]["speedup"] < 1.0
                       and (e["phases"][p].get("t1_ms") or 0) >= 0.05]
-            if bounds:
-                w(f"On this machine no phase could reach more than {max(bounds):.2f}x: its CPUs are not equally "
+            if bounds and min(bounds) < 1.9:
+                w(f"On this machine no phase could reach more than {max(bounds):.2f}x: its CPUs were not equally "
                   "fast (section 5).")
             if slower:
                 w("A phase slower on two CPUs than on one (" + ", ".join(slower) + ") is not Amdahl: no stage "
-                  "does more work on two threads. Its in-order stage ran on the slower CPU (section 5): which "
-                  "thread takes a pipeline's serial stage is up to oneTBB, and in this VM's runs it held for a whole benchmark "
-                  "process, so one run's 2-CPU figures for a model can all be slow while the next run's are "
-                  "not (the median of the rounds is kept).")
+                  "does more work on two threads. On these VMs the 2-CPU runs of the phases with an in-order "
+                  "stage (`ScanThenApply`'s pipeline, the parse's) have slow spells that come and go over "
+                  "minutes. On 2026-12-01 (0e4573e, the AMD EPYC VM), `Claims` at 1,000,000 parameters took "
+                  "13-15 ms on two CPUs in some stretches of minutes and 25-29 ms in others (one CPU: 25 ms), "
+                  "while in the same processes `Collect` and the owner checks kept 1.8-1.9x, and both CPUs, "
+                  "pinned alone, were equally fast. Passing the owners in 64 blocks instead of 512 did not "
+                  "change the slow figures, and the process made about 5 voluntary context switches per call, "
+                  "so the worker was not put to sleep between blocks; the cause is not established. The median "
+                  "of the rounds is kept, so a run whose rounds all fall in a spell reports it.")
             if busiest > BUSY:
                 w(f"The second CPU was not free during this run (up to {busiest:.0%} of the machine busy with "
                   "other work), which caps any 2-thread speedup; re-run with `--wait-idle` on a quiet machine "
@@ -586,7 +592,7 @@ def render(results, profile_path, out_path):
                 w("")
     wasm_path = HERE / "wasm.json"
     if wasm_path.exists():
-        render_wasm(w, json.loads(wasm_path.read_text()))
+        render_wasm(w, json.loads(wasm_path.read_text()), mach)
     notes = R.get("notes") or {}
     if notes:
         w("## Notes from the run")
@@ -597,12 +603,19 @@ def render(results, profile_path, out_path):
     Path(out_path).write_text("\n".join(L).rstrip() + "\n")
 
 
-def render_wasm(w, x):
-    """The WebAssembly budgets (tools/perf/wasm.json, written by measure_wasm.py)."""
+def render_wasm(w, x, mach):
+    """The WebAssembly budgets (tools/perf/wasm.json, written by measure_wasm.py); `mach` is section 1's
+    machine."""
     w("## 9. WebAssembly")
     w("")
+    if "cpu_model" not in x:
+        where = f"a {x['nproc']}-core machine not recorded further"
+    elif (x["cpu_model"], x["kernel"]) == (mach.get("cpu_model"), mach.get("kernel")):
+        where = "the machine of section 1"
+    else:
+        where = f"another machine than section 1's ({x['cpu_model']}, {x['nproc']} cores, Linux {x['kernel']})"
     w(f"Measured by `python3 tools/perf/measure_wasm.py` on {x['measured_at']} at commit `{x['commit']}`, on "
-      f"the same {x['nproc']}-core machine ({x['emcc']}; Node {x['node']}; headless Chromium {x['chromium']}); "
+      f"{where} ({x['emcc']}; Node {x['node']}; headless Chromium {x['chromium']}); "
       f"medians of {x['runs']} runs (the browser: of at least 3, the first one warming the engine up). "
       f"The document is the DeepSeek-V3-sized one of section 3 ({mb(x['document_bytes'])} MB). The WebAssembly "
       "engine is the serial build (no threads); the page runs it in a Web Worker.")
