@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import mmap
 import os
 import platform
 import re
@@ -183,7 +184,6 @@ def fault_cost_ns(huge, mib=64, rounds=3):
     """ns to fault in 4 KiB of fresh anonymous memory, small or transparent huge pages (best of
     `rounds` maps of `mib` MiB): the CLI's runs fault in about as many bytes as the document has,
     and the cost per fault differs several-fold between virtual machines."""
-    import mmap
     size, best = mib << 20, float("inf")
     for _ in range(rounds):
         m = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
