@@ -2,6 +2,8 @@
 // byte, and the same diagnostics in the same order, for every thread count.
 #include "core/parallel.h"
 
+#include <sys/mman.h>
+
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -141,6 +143,50 @@ TEST(TouchPagesTest, WritesOneByteOfEveryPageOnlyWithSeveralThreads) {
     }
   }
 }
+
+#ifndef SHARDPLAN_SERIAL
+// The VmFlags line of the mapping of this process that contains `address`
+// (/proc/self/smaps), or "" when none does.
+std::string VmFlagsAt(uintptr_t address) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    uintptr_t lo = 0, hi = 0;
+    char dash = 0;
+    std::istringstream range(line);
+    if (range >> std::hex >> lo >> dash >> hi && dash == '-') inside = lo <= address && address < hi;
+    if (inside && line.rfind("VmFlags:", 0) == 0) return line;
+  }
+  return "";
+}
+
+// Every whole 2 MiB page of the range is advised for transparent huge pages
+// ("hg" in its mapping's VmFlags), whatever the thread count, and nothing
+// outside the range's whole huge pages is.
+TEST(TouchPagesTest, AdvisesHugePagesOnTheWholeHugePagesOfTheRange) {
+  constexpr size_t kHuge = size_t{2} << 20;
+  const size_t bytes = 10 * kHuge;
+  char* const map =
+      static_cast<char*>(::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(map, MAP_FAILED);
+  const uintptr_t aligned = (reinterpret_cast<uintptr_t>(map) + kHuge - 1) & ~(kHuge - 1);
+  // From 1 byte into a huge page to 1 byte into the fourth one after it:
+  // the advised pages are the three whole ones in between.
+  char* const start = reinterpret_cast<char*>(aligned) + 1;
+  WithThreads(1, [&] {
+    TouchPages(start, 4 * kHuge);
+    return 0;
+  });
+  EXPECT_EQ(VmFlagsAt(aligned).find(" hg"), std::string::npos) << VmFlagsAt(aligned);
+  for (size_t k = 1; k <= 3; ++k) {
+    const std::string flags = VmFlagsAt(aligned + k * kHuge);
+    EXPECT_NE(flags.find(" hg"), std::string::npos) << "huge page " << k << ": " << flags;
+  }
+  EXPECT_EQ(VmFlagsAt(aligned + 4 * kHuge).find(" hg"), std::string::npos);
+  ::munmap(map, bytes);
+}
+#endif
 
 // Every index is scanned once into a fresh result, and applied once, in
 // increasing order, with what its own scan left; scans of later blocks may
