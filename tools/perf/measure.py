@@ -154,13 +154,16 @@ def wait_idle(limit_s, threshold=0.15):
         log(f"machine {b:.0%} busy, waiting for it to settle")
 
 
-def machine_info():
-    model = "unknown"
+def cpu_model():
+    """The CPU's model name (/proc/cpuinfo); measure_wasm.py records it too."""
     with open("/proc/cpuinfo") as f:
         for line in f:
             if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
+                return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
+def machine_info():
     mem_kb = 0
     with open("/proc/meminfo") as f:
         for line in f:
@@ -169,7 +172,7 @@ def machine_info():
     gcc = sh(["g++", "--version"]).stdout.splitlines()
     return {
         "nproc": int(sh(["nproc"]).stdout.strip() or os.cpu_count() or 0),
-        "cpu_model": model,
+        "cpu_model": cpu_model(),
         "memory_gib": round(mem_kb / 2**20, 1),
         "kernel": platform.release(),
         "compiler": gcc[0] if gcc else "unknown",

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import statistics
 import subprocess
 import sys
@@ -27,6 +28,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+
+from measure import cpu_model  # noqa: E402  (tools/perf/measure.py)
 
 NODE_BENCH = r"""
 import fs from 'node:fs';
@@ -111,9 +115,8 @@ def main():
         "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "commit": sh(["git", "rev-parse", "--short", "HEAD"]).strip(),
         "nproc": os.cpu_count(),
-        "cpu_model": next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")),
-                          "unknown"),
-        "kernel": os.uname().release,
+        "cpu_model": cpu_model(),  # with the kernel, as measure.py records them (render.py compares)
+        "kernel": platform.release(),
         "emcc": sh(["emcc", "--version"], env={**os.environ, "NODE_PATH": "/usr/share/nodejs"}).splitlines()[0],
         "node": sh(["node", "--version"]).strip(),
         "chromium": browser["chromium"],
