@@ -39,7 +39,7 @@ def matching(bench, pattern):
 def run(bench, names, all_cpus, min_time):
     """{benchmark name: milliseconds per call} of one run of `bench`."""
     times = {}
-    for name, entry in measure.run_benchmarks(bench, names, min_time, pin=not all_cpus)["benchmarks"].items():
+    for name, entry in measure.run_benchmarks(bench, names, min_time, None if all_cpus else 0)["benchmarks"].items():
         if "error" in entry:
             raise RuntimeError(f"{bench} {name}: {entry['error']}")
         times[name.removesuffix("/real_time")] = entry["real_ms"]
