@@ -7,10 +7,12 @@
 #define SHARDPLAN_CORE_PARALLEL_H_
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <numeric>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -167,61 +169,67 @@ void MakeFresh(R& r, long) {
 // of earlier blocks; only a few blocks' results are live at once, so they
 // stay in cache however large n is.
 //
-// There are at most kMaxBlocks blocks: each block passes from thread to
-// thread, and where a passing costs tens of microseconds (a virtual machine
-// whose idle vCPU is put to sleep), a million owners in blocks of 256 took
-// longer on two threads than on one.
+// Blocks hold at least n / kMaxBlocks indexes, the size measured in
+// docs/performance.md.
+//
+// Every thread of the arena joins the call: it takes the next block,
+// scans it, waits until the block before it is applied, and applies it, so
+// that a block's results never leave the CPU that found them. oneTBB's
+// parallel_pipeline applied each block on whichever thread was free: on a
+// virtual machine whose two vCPUs passed a cache line there and back in
+// 430 ns at times (100 ns at others), applying a block the other vCPU had
+// scanned took 3.5 times as long as on one CPU, and a million owners took
+// as long on two CPUs as on one. Scans and applies run isolated
+// (this_task_arena::isolate): a thread waiting for its turn never runs
+// another block's task.
 template <typename Result, typename Scan, typename Apply>
 void ScanThenApply(size_t n, size_t block, Scan&& scan, Apply&& apply) {
   constexpr size_t kMaxBlocks = 512;
   block = std::max(block, (n + kMaxBlocks - 1) / kMaxBlocks);
-  // A cache line each: one thread fills a block while another applies
-  // the one before it.
-  struct alignas(64) Block {
-    size_t begin = 0, end = 0;
-    std::vector<Result> results;
+  auto scan_block = [&](size_t begin, size_t end, std::vector<Result>& results) {
+    results.resize(end - begin);
+    for (Result& r : results) parallel_internal::MakeFresh(r, 0);
+    scan(begin, end, results.data());
   };
-  auto scan_block = [&](Block& b) {
-    b.results.resize(b.end - b.begin);
-    for (Result& r : b.results) parallel_internal::MakeFresh(r, 0);
-    scan(b.begin, b.end, b.results.data());
-  };
-  auto apply_block = [&](Block& b) {
-    const size_t begin = b.begin, end = b.end;
-    Result* const results = b.results.data();
+  auto apply_block = [&](size_t begin, size_t end, std::vector<Result>& results) {
     for (size_t i = begin; i < end; ++i) apply(i, results[i - begin]);
   };
-#ifdef SHARDPLAN_SERIAL
-  Block b;
-  for (b.begin = 0; b.begin < n; b.begin = b.end) {
-    b.end = std::min(n, b.begin + block);
-    scan_block(b);
-    apply_block(b);
+  const size_t count = ChunkCount(n, block);
+#ifndef SHARDPLAN_SERIAL
+  const size_t threads = static_cast<size_t>(tbb::this_task_arena::max_concurrency());
+  if (threads > 1 && count > 1) {
+    alignas(64) std::atomic<size_t> next{0};     // the next block to take
+    alignas(64) std::atomic<size_t> applied{0};  // blocks applied, in order
+    alignas(64) std::atomic<bool> failed{false};
+    auto take_part = [&] {
+      std::vector<Result> results;
+      try {
+        for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < count;) {
+          const size_t begin = k * block, end = std::min(n, begin + block);
+          tbb::this_task_arena::isolate([&] { scan_block(begin, end, results); });
+          for (int spins = 0; applied.load(std::memory_order_acquire) != k; ++spins) {
+            if (failed.load(std::memory_order_relaxed)) return;
+            if (spins > 64) std::this_thread::yield();
+          }
+          tbb::this_task_arena::isolate([&] { apply_block(begin, end, results); });
+          applied.store(k + 1, std::memory_order_release);
+        }
+      } catch (...) {
+        failed = true;  // the others stop waiting for blocks that will not come
+        throw;
+      }
+    };
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, threads, 1),
+                      [&](const tbb::blocked_range<size_t>&) { take_part(); }, tbb::simple_partitioner());
+    return;
   }
-#else
-  const size_t live = 4 * static_cast<size_t>(tbb::this_task_arena::max_concurrency());
-  std::vector<Block> blocks(live);
-  size_t next = 0, produced = 0;
-  tbb::parallel_pipeline(
-      live,
-      tbb::make_filter<void, Block*>(tbb::filter_mode::serial_in_order,
-                                     [&](tbb::flow_control& control) -> Block* {
-                                       if (next >= n) {
-                                         control.stop();
-                                         return nullptr;
-                                       }
-                                       Block* b = &blocks[produced++ % live];
-                                       b->begin = next;
-                                       b->end = next = std::min(n, next + block);
-                                       return b;
-                                     }) &
-          tbb::make_filter<Block*, Block*>(tbb::filter_mode::parallel,
-                                           [&](Block* b) {
-                                             scan_block(*b);
-                                             return b;
-                                           }) &
-          tbb::make_filter<Block*, void>(tbb::filter_mode::serial_in_order, [&](Block* b) { apply_block(*b); }));
 #endif
+  std::vector<Result> results;
+  for (size_t k = 0; k < count; ++k) {
+    const size_t begin = k * block, end = std::min(n, begin + block);
+    scan_block(begin, end, results);
+    apply_block(begin, end, results);
+  }
 }
 
 // One lazily built T per worker thread (one T in the serial build).

@@ -9,7 +9,9 @@
 #include <fstream>
 #include <sstream>
 #include <algorithm>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -274,6 +276,54 @@ TEST(ScanThenApplyTest, ResultsWithClearAreClearedForEachBlock) {
     });
     EXPECT_EQ(applied.size(), n);
     EXPECT_EQ(clears.load(), n) << "threads=" << threads;
+  }
+}
+
+// A block is applied on the thread that scanned it, whatever the thread
+// count: its results never move between CPUs.
+TEST(ScanThenApplyTest, AppliesEachBlockOnTheThreadThatScannedIt) {
+  struct Result {
+    std::thread::id scanned_on;
+  };
+  for (int threads : {1, 2, 4}) {
+    std::atomic<size_t> applied{0};
+    WithThreads(threads, [&] {
+      ScanThenApply<Result>(
+          100000, 64,
+          [&](size_t begin, size_t end, Result* results) {
+            for (size_t i = begin; i < end; ++i) results[i - begin].scanned_on = std::this_thread::get_id();
+          },
+          [&](size_t, Result& r) {
+            ASSERT_EQ(r.scanned_on, std::this_thread::get_id());
+            ++applied;
+          });
+      return 0;
+    });
+    EXPECT_EQ(applied.load(), 100000u) << "threads=" << threads;
+  }
+}
+
+// An exception thrown by a scan reaches the caller, and the threads
+// waiting for that block's turn stop waiting.
+TEST(ScanThenApplyTest, AScanThatThrowsStopsEveryThread) {
+  for (int threads : {1, 2, 4}) {
+    std::atomic<size_t> applied{0};
+    EXPECT_THROW(WithThreads(threads,
+                             [&] {
+                               ScanThenApply<int>(
+                                   100000, 64,
+                                   [&](size_t begin, size_t end, int*) {
+                                     if (begin <= 50000 && 50000 < end) throw std::runtime_error("scan failed");
+                                   },
+                                   [&](size_t i, int&) {
+                                     ASSERT_LT(i, 50000u);
+                                     ++applied;
+                                   });
+                               return 0;
+                             }),
+                 std::runtime_error)
+        << "threads=" << threads;
+    EXPECT_LE(applied.load(), 50000u);
   }
 }
 

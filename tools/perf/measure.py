@@ -6,7 +6,7 @@
 
 What it does, in order (python3 standard library only):
 
- 1. builds `//cli:shardplan`, `//bench:gen_model` and `//bench:core_benchmark` with
+ 1. builds `//cli:shardplan`, `//bench:gen_model`, `//bench:round_trip` and `//bench:core_benchmark` with
     `bazel build -c opt` (or takes --cli/--gen/--bench paths) and copies the binaries to a
     temporary directory, so a rebuild during the run cannot mix two engines;
  2. generates documents with gen_model: generic models of 10k..1M parameters, the DeepSeek-V3-sized
@@ -15,7 +15,8 @@ What it does, in order (python3 standard library only):
  3. runs `shardplan check --threads 1` and `--threads 2` on each under
     `/usr/bin/time -f "%e %M %U %S"` (runs interleaved, median of 3);
  4. runs the Google Benchmark suite (if it builds) on the largest model of each kind, pinned to one
-    CPU with `taskset -c 0` (oneTBB then uses one thread) and on both CPUs;
+    CPU with `taskset -c 0` (oneTBB then uses one thread) and on both CPUs; before and after, times
+    each CPU alone on a probe benchmark and a cache line's round trip between two CPUs;
  5. profiles: callgrind of the DeepSeek document and of a 100k-parameter document (--threads 1),
     `perf` of the largest generic document, massif (heap at its peak) of the 100k document;
  6. writes tools/perf/results.json, tools/perf/profile.txt and tools/perf/time_memory.svg
@@ -221,8 +222,8 @@ def build(args, work: Path):
     """Returns (paths, notes). Binaries are copied into `work`."""
     notes = {}
     if not args.no_build:
-        log("bazel build -c opt //cli:shardplan //bench:gen_model")
-        r = sh(["bazel", "build", "-c", "opt", "//cli:shardplan", "//bench:gen_model"], cwd=REPO)
+        log("bazel build -c opt //cli:shardplan //bench:gen_model //bench:round_trip")
+        r = sh(["bazel", "build", "-c", "opt", "//cli:shardplan", "//bench:gen_model", "//bench:round_trip"], cwd=REPO)
         if r.returncode != 0:
             sys.exit("bazel build failed:\n" + r.stderr[-4000:])
         if not args.no_bench:
@@ -235,13 +236,14 @@ def build(args, work: Path):
         "cli": args.cli or bin_dir / "cli" / "shardplan",
         "gen": args.gen or bin_dir / "bench" / "gen_model",
         "bench": args.bench or bin_dir / "bench" / "core_benchmark",
+        "round_trip": bin_dir / "bench" / "round_trip",
     }
     paths = {}
     for name, src in wanted.items():
         src = Path(src)
         if not src.is_file():
-            if name == "bench":
-                notes.setdefault("bench", f"{src} not found")
+            if name in ("bench", "round_trip"):
+                notes.setdefault(name, f"{src} not found")
                 continue
             sys.exit(f"{src} not found (build it or pass --{name})")
         if name == "bench" and (args.no_bench or "bench" in notes):
@@ -249,8 +251,9 @@ def build(args, work: Path):
         dst = work / f"{name}-{src.name}"
         shutil.copy2(src, dst)
         # The copy must run from here (shared libraries come from /usr); else use the original.
-        ok = sh([str(dst), "--help"]).returncode in (0, 2) if name != "bench" else (
-            sh([str(dst), "--benchmark_list_tests", "--benchmark_filter=^$"]).returncode == 0)
+        probe = {"bench": ["--benchmark_list_tests", "--benchmark_filter=^$"],
+                 "round_trip": ["--runs", "1", "--rounds", "10"]}.get(name, ["--help"])
+        ok = sh([str(dst)] + probe).returncode in (0, 2)
         paths[name] = str(dst if ok else src)
     return paths, notes
 
@@ -456,6 +459,18 @@ def cpu_speeds(bench, nproc):
                 for c in range(nproc)}
     except (RuntimeError, KeyError):
         return {}
+
+
+def round_trip_ns(binary):
+    """The median time, in ns, a cache line takes from the first CPU to the second and back
+    (bench/round_trip.cc, 5 runs): on a virtual machine it changes with where the host puts the
+    vCPUs, and with it every phase that passes data between threads. None on one CPU."""
+    if not binary:
+        return None
+    r = sh([binary, "--runs", "5"])
+    if r.returncode != 0:
+        return None
+    return round(statistics.median(json.loads(r.stdout)["round_trip_ns"]), 1)
 
 
 def parallel_call_sites():
@@ -870,9 +885,11 @@ def main():
                 reps = 3 if args.quick else 5
                 rounds = 1 if args.quick else BENCHMARK_ROUNDS
                 speeds_before = cpu_speeds(paths["bench"], machine["nproc"])
+                trip_before = round_trip_ns(paths.get("round_trip"))
                 one, two = run_benchmark_groups(paths["bench"], names, min_time, reps, args.wait_idle, rounds)
                 speeds = {"probe": CPU_PROBE, "before": speeds_before,
-                          "after": cpu_speeds(paths["bench"], machine["nproc"])}
+                          "after": cpu_speeds(paths["bench"], machine["nproc"]),
+                          "round_trip_ns": {"before": trip_before, "after": round_trip_ns(paths.get("round_trip"))}}
                 sites = parallel_call_sites()
                 bench = {"names": names, "min_time_s": min_time, "repetitions": reps, "rounds": rounds,
                          "heavy_repetitions": HEAVY_REPETITIONS, "one_cpu": one, "two_cpus": two,

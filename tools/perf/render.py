@@ -99,6 +99,16 @@ def cpu_bound(speeds):
     return sum(speeds["0"] / v for v in speeds.values())
 
 
+def round_trip_sentence(speeds):
+    """The cache line's round trip between two CPUs, before and after the benchmarks, as a sentence
+    ("" when the run did not measure it)."""
+    trip = speeds.get("round_trip_ns") or {}
+    if not (trip.get("before") and trip.get("after")):
+        return ""
+    return (f" A cache line went from one CPU to the other and back in {trip['before']:.0f} ns before the "
+            f"benchmarks and {trip['after']:.0f} ns after (`//bench:round_trip`, median of 5 runs).")
+
+
 def render(results, profile_path, out_path):
     R = results
     prof_text = Path(profile_path).read_text() if Path(profile_path).is_file() else ""
@@ -350,7 +360,8 @@ def render(results, profile_path, out_path):
                                     for k in ("before", "after") if speeds.get(k)) + ". "
           f"A perfectly parallel phase can therefore run at most {bound_range} as fast on all CPUs as on CPU 0 "
           "alone (1 + t0/t1: the 1-CPU benchmarks run on CPU 0), and a stage that runs on one thread at a time "
-          "(a pipeline's in-order stage) runs at the speed of whichever CPU oneTBB puts it on.")
+          "(a pipeline's in-order stage) runs at the speed of whichever CPU oneTBB puts it on."
+          + round_trip_sentence(speeds))
         w("")
     if bench:
         summ = bench["summary"]
@@ -561,7 +572,8 @@ def render(results, profile_path, out_path):
               "pattern); where nothing can be refused (every FQN a module without an owner, in a tree without "
               "shared modules; no native hit twice, in a family's subtree or owned) it checks that and reserves "
               "the entries in parallel, and otherwise decides hit by hit on one thread. "
-              "`ScanThenApply`'s applies make the claims on the shared owner map and settle the plan (chunks "
+              "`ScanThenApply`'s applies, one block at a time in order, each on the thread that scanned it, make "
+              "the claims on the shared owner map and settle the plan (chunks "
               "of owners keep their owner checks' diagnostics in order, appended chunk by chunk). The "
               "parallel work before them is cheap now, so those stages bound the speedup (Amdahl). The phases that scale least in this run: " + ", ".join(least) + ".")
             slower = [f"{phase_label(p)} on `{m}` ({e['phases'][p]['speedup']:.2f}x)"
@@ -573,15 +585,21 @@ def render(results, profile_path, out_path):
                   "fast (section 5).")
             if slower:
                 w("A phase slower on two CPUs than on one (" + ", ".join(slower) + ") is not Amdahl: no stage "
-                  "does more work on two threads. On these VMs the 2-CPU runs of the phases with an in-order "
-                  "stage (`ScanThenApply`'s pipeline, the parse's) have slow spells that come and go over "
-                  "minutes. On 2026-12-01 (0e4573e, the AMD EPYC VM), `Claims` at 1,000,000 parameters took "
-                  "13-15 ms on two CPUs in some stretches of minutes and 25-29 ms in others (one CPU: 25 ms), "
-                  "while in the same processes `Collect` and the owner checks kept 1.8-1.9x, and both CPUs, "
-                  "pinned alone, were equally fast. Passing the owners in 64 blocks instead of 512 did not "
-                  "change the slow figures, and the process made about 5 voluntary context switches per call, "
-                  "so the worker was not put to sleep between blocks; the cause is not established. The median "
-                  "of the rounds is kept, so a run whose rounds all fall in a spell reports it.")
+                  "does more work on two threads.")
+            w("On these VMs the 2-CPU speed of the phases whose threads pass data to each other changes over "
+              "minutes with the time a cache line takes between the two vCPUs, which depends on where the host "
+              "puts them: on 2026-12-01 (the AMD EPYC VM) its round trip (measured as `//bench:round_trip` "
+              "does) was 93-133 ns at some times and 421-434 ns at others. In the slow stretches, `Claims` at 1,000,000 parameters took 25-29 ms on two "
+              "CPUs with oneTBB's pipeline (one CPU: 25-28 ms), while `Collect` and the owner checks, whose "
+              "threads share nothing while they run, kept 1.8-1.9x. Timing each of its 512 blocks showed why: "
+              "one CPU scans a block in 23 us and applies it in 13.5 us, and two threads that only scan take 25 us "
+              "a block each, but with one thread applying the blocks the other had scanned, scanning and "
+              "applying both took 47 us. Since 2026-12-01, `ScanThenApply` applies each block on the thread "
+              "that scanned it, in turn: in a slow stretch `Claims` then took 20.5 ms on two CPUs (applies 30 us "
+              "a block: the owners, placements and declarations they write were last written by the other "
+              "CPU), in a fast one 13.5-14.5 ms, as with the pipeline. The median of the rounds is kept, so a "
+              "run whose rounds fall in a slow stretch reports it; the round trips before and after the "
+              "benchmarks are in section 5.")
             if busiest > BUSY:
                 w(f"The second CPU was not free during this run (up to {busiest:.0%} of the machine busy with "
                   "other work), which caps any 2-thread speedup; re-run with `--wait-idle` on a quiet machine "
