@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/glob.h"
+#include "core/parallel.h"
 
 namespace shardplan {
 namespace {
@@ -26,7 +27,9 @@ size_t CommonPrefix(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-ModuleTree::ModuleTree(const Document& doc) : doc_(doc), first_path_(doc.modules.size(), kNoPath) {
+ModuleTree::ModuleTree(const Document& doc) : doc_(doc) {
+  ReserveTouched(first_path_, doc.modules.size());
+  first_path_.assign(doc.modules.size(), kNoPath);
   // Only modules with many children or parameters (a ModuleList of
   // layers or experts) are indexed; the others are scanned (IndexOf).
   size_t indexed_children = 0, indexed_params = 0, children = 0, slots = 0, forward = 0;
@@ -40,12 +43,13 @@ ModuleTree::ModuleTree(const Document& doc) : doc_(doc), first_path_(doc.modules
   child_index_.reserve(indexed_children);
   param_index_.reserve(indexed_params);
   for (std::vector<uint32_t>* begin : {&child_name_begin_, &slot_begin_, &forward_begin_}) {
-    begin->reserve(doc.modules.size() + 1);
+    ReserveTouched(*begin, doc.modules.size() + 1);
   }
-  child_names_.reserve(children);
-  slots_.reserve(slots);
-  forward_.reserve(forward);
+  ReserveTouched(child_names_, children);
+  ReserveTouched(slots_, slots);
+  ReserveTouched(forward_, forward);
   var_keyword_.resize(doc.modules.size());
+  ReserveTouched(binding_kind_, doc.modules.size());
   binding_kind_.resize(doc.modules.size());
   parallel_on_mesh_.resize(doc.modules.size());
   cached_family_.resize(doc.modules.size());
@@ -100,9 +104,11 @@ ModuleTree::ModuleTree(const Document& doc) : doc_(doc), first_path_(doc.modules
 
   // Sized once: growing them would copy each several times.
   const size_t paths = doc.tree_paths;
-  for (std::vector<PathId>* v : {&module_, &parent_, &end_, &name_, &child_begin_, &child_paths_}) v->reserve(paths);
-  fqn_offset_.reserve(paths + 1);
-  fqn_data_.reserve(doc.tree_fqn_bytes);
+  for (std::vector<PathId>* v : {&module_, &parent_, &end_, &name_, &child_begin_, &child_paths_}) {
+    ReserveTouched(*v, paths);
+  }
+  ReserveTouched(fqn_offset_, paths + 1);
+  ReserveTouched(fqn_data_, doc.tree_fqn_bytes);
   fqn_offset_.push_back(0);
   add_path(doc.root, kNoPath, kNoName);
   std::vector<std::pair<PathId, uint32_t>> stack = {{0, 0}};

@@ -46,30 +46,48 @@ void ParallelFor(size_t n, size_t grain, Body&& body) {
 #endif
 }
 
-// Prepares `bytes` bytes of fresh storage at `data` for a fill: asks the
-// kernel for transparent huge pages on its whole 2 MiB pages (madvise; a
-// hint, in the kernel's default "madvise" THP mode), then, with more than
-// one thread, writes a zero byte to every page in parallel, so that the
-// page faults of a large allocation are taken on every thread, not by the
-// serial loop that fills it later. Allocators give large blocks their own
-// mapping without that hint (mimalloc's huge objects too): on a VM where a
+// Asks the kernel for transparent huge pages on the whole 2 MiB pages of
+// `bytes` bytes at `data` (madvise; a hint, in the kernel's default
+// "madvise" THP mode). Allocators give large blocks their own mapping
+// without that hint (mimalloc's huge objects too): on a VM where a
 // small-page fault costs 10 us, the hint took the 1M CLI run's faults from
 // 18,400 to 13,000 and its 1-thread time down 10-13% (docs/architecture.md).
-inline void TouchPages(void* data, size_t bytes) {
+// Pages are still faulted in only when written.
+inline void AdviseHugePages(void* data, size_t bytes) {
 #ifdef SHARDPLAN_SERIAL
   (void)data;
   (void)bytes;
 #else
-  constexpr size_t kPage = 4096, kHuge = size_t{2} << 20;
-  char* const base = static_cast<char*>(data);
-  const uintptr_t lo = (reinterpret_cast<uintptr_t>(base) + kHuge - 1) & ~(kHuge - 1);
-  const uintptr_t hi = (reinterpret_cast<uintptr_t>(base) + bytes) & ~(kHuge - 1);
+  constexpr size_t kHuge = size_t{2} << 20;
+  const uintptr_t lo = (reinterpret_cast<uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t hi = (reinterpret_cast<uintptr_t>(data) + bytes) & ~(kHuge - 1);
   if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
+#endif
+}
+
+// Prepares `bytes` bytes of fresh storage at `data` for a fill:
+// AdviseHugePages, then, with more than one thread, writes a zero byte to
+// every page in parallel, so that the page faults of a large allocation
+// are taken on every thread, not by the serial loop that fills it later.
+inline void TouchPages(void* data, size_t bytes) {
+  AdviseHugePages(data, bytes);
+#ifndef SHARDPLAN_SERIAL
+  constexpr size_t kPage = 4096;
+  char* const base = static_cast<char*>(data);
   if (tbb::this_task_arena::max_concurrency() < 2) return;
   ParallelFor((bytes + kPage - 1) / kPage, 256, [&](size_t begin, size_t end) {
     for (size_t page = begin; page < end; ++page) base[page * kPage] = 0;
   });
 #endif
+}
+
+// Reserves room for n items in `v` (a std::vector or std::string) and
+// prepares it with TouchPages: a tree of a million paths filled its arrays
+// one small page at a time.
+template <typename V>
+void ReserveTouched(V& v, size_t n) {
+  v.reserve(n);
+  TouchPages(v.data(), v.capacity() * sizeof(*v.data()));
 }
 
 // The chunks' items in chunk order, in one vector, copied in parallel into

@@ -257,7 +257,14 @@ class Parser {
   static bool Define(std::vector<uint32_t>& by_name, NameId name, uint32_t index) {
     // Ids are defined in increasing order: grown by half at a time, not by
     // one name.
-    if (name >= by_name.size()) by_name.resize(std::max<size_t>(name + 1, by_name.size() + by_name.size() / 2), kNone);
+    if (name >= by_name.size()) {
+      const size_t size = std::max<size_t>(name + 1, by_name.size() + by_name.size() / 2);
+      if (size > by_name.capacity()) {
+        by_name.reserve(size);
+        AdviseHugePages(by_name.data(), size * sizeof(uint32_t));
+      }
+      by_name.resize(size, kNone);
+    }
     if (by_name[name] != kNone) return false;
     by_name[name] = index;
     return true;
@@ -1285,9 +1292,12 @@ ParsedDocument ParseDocument(std::string_view json, const Limits& limits) {
   document->names.Reserve(json.size() / 96);
   // The same for the large vectors, whose doubling would copy them and
   // touch fresh pages each time. A generous estimate costs address space
-  // only: the pages past the last element are never touched.
+  // only: the pages past the last element are never touched (so they are
+  // advised for huge pages, not touched).
   document->parameters.reserve(json.size() / 128);
   document->modules.reserve(json.size() / 128);
+  AdviseHugePages(document->parameters.data(), document->parameters.capacity() * sizeof(Parameter));
+  AdviseHugePages(document->modules.data(), document->modules.capacity() * sizeof(Module));
   document->model_providers.reserve(json.size() / 256);
   Parser parser(*document, limits);
   Scanner scanner(json, parser, limits.max_json_depth);

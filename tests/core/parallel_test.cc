@@ -146,6 +146,20 @@ TEST(TouchPagesTest, WritesOneByteOfEveryPageOnlyWithSeveralThreads) {
   }
 }
 
+// AdviseHugePages writes nothing, whatever the thread count: a guessed
+// reservation's pages stay untouched.
+TEST(AdviseHugePagesTest, WritesNothingOnAnyThreadCount) {
+  constexpr size_t kBytes = (size_t{5} << 20) + 100;
+  for (int threads : {1, 4}) {
+    std::vector<char> buffer(kBytes, 'x');
+    WithThreads(threads, [&] {
+      AdviseHugePages(buffer.data(), buffer.size());
+      return 0;
+    });
+    EXPECT_EQ(std::count(buffer.begin(), buffer.end(), 'x'), static_cast<std::ptrdiff_t>(kBytes)) << threads;
+  }
+}
+
 #ifndef SHARDPLAN_SERIAL
 // The VmFlags line of the mapping of this process that contains `address`
 // (/proc/self/smaps), or "" when none does.
