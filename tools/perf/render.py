@@ -451,12 +451,13 @@ def render(results, profile_path, out_path):
                                 ["BM_Collect", "BM_Nesting", "BM_OwnerChecks", "BM_Claims", "BM_PlanCheck"]
                                 if e["phases"].get(p, {}).get("ns_per_param_path_t1") is not None),
                                key=lambda x: -x[1])
-                # Rounds more than 25% apart: the machine, not the code (the median round is kept).
+                # Rounds more than 25% apart (of phases of 0.05 ms or more): the machine, not the
+                # code (the median round is kept).
                 spread = []
                 for p, _ in parts:
                     r = bench["one_cpu"]["benchmarks"].get(f"{p}/{m}/real_time", {}).get("rounds") or []
-                    if len(r) > 1 and max(r) > 1.25 * min(r):
-                        spread.append(f"{phase_label(p)} " + ", ".join(f"{x:,.1f}" for x in sorted(r)) + " ms")
+                    if len(r) > 1 and min(r) >= 0.05 and max(r) > 1.25 * min(r):
+                        spread.append(f"{phase_label(p)} " + ", ".join(f"{x:,.2f}" for x in sorted(r)) + " ms")
                 w(f"**Claims and checks, `{m}`**: {e['checks_ns_per_param_path_t1']:,.0f} ns per parameter path "
                   f"with one thread, of which " + ", ".join(f"{phase_label(p)} {v:,.0f} ns" for p, v in parts)
                   + f" ({num(e.get('owners', 0))} owners, {num(e.get('param_paths', 0))} parameter paths)."
