@@ -37,8 +37,7 @@ OwnerKind KindOf(const Owner& owner, const ModuleTree& tree) {
 }
 
 Owners::Owners(size_t module_count) : index_(module_count, kNone) {
-  entries_.reserve(module_count);
-  TouchPages(entries_.data(), module_count * sizeof(Owner));
+  ReserveTouched(entries_, module_count);
   removed_.reserve(module_count);
 }
 
