@@ -600,7 +600,7 @@ def render(results, profile_path, out_path):
             w("On these VMs the 2-CPU speed of the phases whose threads pass data to each other changes over "
               "minutes with the time a cache line takes between the two vCPUs, which depends on where the host "
               "puts them: on 2026-12-01 (the AMD EPYC VM) its round trip (measured as `//bench:round_trip` "
-              "does) was 93-133 ns at some times and 421-434 ns at others. In the slow stretches, `Claims` at "
+              "does) was 93-204 ns at some times and 413-555 ns at others. In the slow stretches, `Claims` at "
               "1,000,000 parameters took 25-29 ms on two CPUs with oneTBB's pipeline (one CPU: 25-28 ms), while "
               "`Collect` and the owner checks, whose "
               "threads share nothing while they run, kept 1.8-1.9x. Timing each of its 512 blocks showed why: "
