@@ -152,6 +152,7 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
   PerThread<Stamps> stamps([param_count] {
     return Stamps{std::vector<uint32_t>(param_count, 0), std::vector<uint32_t>(param_count, 0)};
   });
+  const bool parallel = ArenaThreads() > 1;
   auto scan_owners = [&](size_t begin, size_t end, OwnerScan* scans) {
     Stamps* local = nullptr;  // built on the first owner that needs them
     ModuleTree::Resolver resolver(tree);
@@ -168,6 +169,14 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
         ScanOwner(tree, resolver, owner_at, owner, static_cast<uint32_t>(e + 1), check_omissions, *local, scan);
       }
       for (ParamId p : scan.expected) __atomic_store_n(&claims.expected[p], uint8_t{1}, __ATOMIC_RELAXED);
+      if (!parallel) continue;
+      // What the claim will write (on one CPU, the lines are already here).
+      PrefetchForWrite(&owner);
+      for (const ModuleTree::ParamRef& ref : scan.resolved) {
+        if (ref.module_path == kNoPath || ref.module_path == OwnerScan::kNested) continue;
+        PrefetchForWrite(&claims.placement[ref.param]);
+        PrefetchForWrite(&claims.canonical[ref.param]);
+      }
     }
   };
   using Outcome = Declarations::Outcome;
@@ -214,7 +223,7 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
       d.pointer = absl::StrCat(doc.PointerOf(owner.layout->origin), "/params");
     }
   };
-  ScanThenApply<OwnerScan>(entries.size(), 256, scan_owners, claim);
+  ScanThenApply<OwnerScan>(entries.size(), 1024, scan_owners, claim);
   claims.expected_count = CountNonZero(claims.expected);
 
   // named_parameters(root): owned names and aliases, per chunk of paths in

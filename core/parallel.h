@@ -65,6 +65,15 @@ inline void AdviseHugePages(void* data, size_t bytes) {
 #endif
 }
 
+// The threads the current arena runs (1 in the serial build).
+inline size_t ArenaThreads() {
+#ifdef SHARDPLAN_SERIAL
+  return 1;
+#else
+  return static_cast<size_t>(tbb::this_task_arena::max_concurrency());
+#endif
+}
+
 // Prepares `bytes` bytes of fresh storage at `data` for a fill:
 // AdviseHugePages, then, with more than one thread, writes a zero byte to
 // every page in parallel, so that the page faults of a large allocation
@@ -74,7 +83,7 @@ inline void TouchPages(void* data, size_t bytes) {
 #ifndef SHARDPLAN_SERIAL
   constexpr size_t kPage = 4096;
   char* const base = static_cast<char*>(data);
-  if (tbb::this_task_arena::max_concurrency() < 2) return;
+  if (ArenaThreads() < 2) return;
   ParallelFor((bytes + kPage - 1) / kPage, 256, [&](size_t begin, size_t end) {
     for (size_t page = begin; page < end; ++page) base[page * kPage] = 0;
   });
@@ -88,6 +97,20 @@ template <typename V>
 void ReserveTouched(V& v, size_t n) {
   v.reserve(n);
   TouchPages(v.data(), v.capacity() * sizeof(*v.data()));
+}
+
+// Asks for the cache line at `p` in a state this CPU can write (prefetchw
+// on x86-64, where older Intel CPUs run it as a no-op). A scan that
+// knows which lines its apply will write (ScanThenApply) fetches them
+// while it still works: lines another CPU wrote last (a block the other
+// thread applied, an array the calling thread zeroed) each took a round
+// trip between the CPUs in the apply, on the in-order path.
+inline void PrefetchForWrite(const void* p) {
+#if defined(__x86_64__)
+  asm volatile("prefetchw %0" : : "m"(*static_cast<const char*>(p)));
+#else
+  __builtin_prefetch(p, 1);
+#endif
 }
 
 // The chunks' items in chunk order, in one vector, copied in parallel into
@@ -186,8 +209,9 @@ void MakeFresh(R& r, long) {
 // of earlier blocks; only a few blocks' results are live at once, so they
 // stay in cache however large n is.
 //
-// Blocks hold at least n / kMaxBlocks indexes, the size measured in
-// docs/performance.md.
+// Blocks hold `block` indexes, or n / kMaxBlocks where that is more: each
+// block handed between threads costs a few cache-line round trips on the
+// in-order path (docs/architecture.md measures the sizes).
 //
 // Every thread of the arena joins the call: it takes the next block,
 // scans it, waits until the block before it is applied, and applies it, so
@@ -213,7 +237,7 @@ void ScanThenApply(size_t n, size_t block, Scan&& scan, Apply&& apply) {
   };
   const size_t count = ChunkCount(n, block);
 #ifndef SHARDPLAN_SERIAL
-  const size_t threads = static_cast<size_t>(tbb::this_task_arena::max_concurrency());
+  const size_t threads = ArenaThreads();
   if (threads > 1 && count > 1) {
     alignas(64) std::atomic<size_t> next{0};     // the next block to take
     alignas(64) std::atomic<size_t> applied{0};  // blocks applied, in order

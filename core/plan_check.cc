@@ -204,7 +204,7 @@ void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& cl
     }
     sink.Append(std::move(check.found));
   };
-  ScanThenApply<EntryCheck>(plan.size(), 256, check_entries, settle);
+  ScanThenApply<EntryCheck>(plan.size(), 1024, check_entries, settle);
 
   // The first expected parameter no entry declares, looked for only when
   // there is one: a valid plan needs no pass over a million parameters.
