@@ -80,13 +80,31 @@ void ScanLeafOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, const
   }
 }
 
+// Whether an owner's entry lies at path q: looked up in the owners' module
+// index, where few owners need it (a million leaf owners never ask), rather
+// than marked for every owner first. Only a module with several paths needs
+// its entry's path: entries are what the applies write (Owner::declared), so
+// reading them from a scan on the other CPU would wait for their lines.
+class OwnerAt {
+ public:
+  OwnerAt(const ModuleTree& tree, const Owners& owners) : tree_(tree), owners_(owners) {}
+  bool operator()(PathId q) const {
+    const ModuleId m = tree_.module(q);
+    return owners_.Has(m) && (!tree_.shared() || owners_.Find(m)->path == q);
+  }
+
+ private:
+  const ModuleTree& tree_;
+  const Owners& owners_;
+};
+
 // Fills `scan` (fresh), with `stamp` for this owner in the thread's stamps.
-void ScanOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, const std::vector<bool>& owner_at,
-               const Owner& owner, uint32_t stamp, bool check_omissions, Stamps& stamps, OwnerScan& scan) {
+void ScanOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, const OwnerAt& owner_at, const Owner& owner,
+               uint32_t stamp, bool check_omissions, Stamps& stamps, OwnerScan& scan) {
   const PathId root = owner.path;
   // Expected: parameters named by a path not under a nested owner.
   for (PathId q = root; q < tree.end(root);) {
-    if (q != root && owner_at[q]) {
+    if (q != root && owner_at(q)) {
       q = tree.end(q);
       continue;
     }
@@ -103,7 +121,7 @@ void ScanOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, const std
     if (ref.module_path != kNoPath) {
       stamps.declared_by[ref.param] = stamp;
       bool nested = false;
-      for (PathId a = ref.module_path; a != root && !nested; a = tree.parent(a)) nested = owner_at[a];
+      for (PathId a = ref.module_path; a != root && !nested; a = tree.parent(a)) nested = owner_at(a);
       if (nested) ref.module_path = OwnerScan::kNested;
     }
     scan.resolved.push_back(ref);
@@ -143,8 +161,7 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
   claims.expected.assign(param_count, 0);
 
   const absl::Span<Owner> entries = owners.InOrder();
-  std::vector<bool> owner_at(tree.size(), false);
-  for (const Owner& o : entries) owner_at[o.path] = true;
+  const OwnerAt owner_at(tree, owners);
 
   // Per owner, in parallel: resolution, expected set (marked at once: the
   // marks are a set), omissions; then, in entry order, claims on the shared
