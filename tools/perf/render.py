@@ -600,7 +600,7 @@ def render(results, profile_path, out_path):
             w("On these VMs the 2-CPU speed of the phases whose threads pass data to each other changes over "
               "minutes with the time a cache line takes between the two vCPUs, which depends on where the host "
               "puts them: on 2026-12-01 (the AMD EPYC VM) its round trip (measured as `//bench:round_trip` "
-              "does) was 93-204 ns at some times and 413-578 ns at others. In the slow stretches, `Claims` at "
+              "does) was 93-204 ns at some times and 413-620 ns at others. In the slow stretches, `Claims` at "
               "1,000,000 parameters took 25-29 ms on two CPUs with oneTBB's pipeline (one CPU: 25-28 ms), while "
               "`Collect` and the owner checks, whose "
               "threads share nothing while they run, kept 1.8-1.9x. Timing each of its 512 blocks showed why: "
@@ -613,7 +613,8 @@ def render(results, profile_path, out_path):
               "also costs a few round trips on the in-order path: since blocks hold 1,024 owners instead of 256, "
               "and the claims' scan prefetches the lines its apply writes (docs/architecture.md), the "
               "DeepSeek-V3-sized model's `Claims` takes 0.87 instead of 1.13 ms on two CPUs in a slow stretch, "
-              "and its `PlanCheck` 0.25 instead of 0.32 ms (medians of 10 interleaved runs). The median of the rounds is kept, so a "
+              "and its `PlanCheck` 0.25 instead of 0.32 ms (medians of 10 interleaved runs). The median of the "
+              "rounds is kept, so a "
               "run whose rounds fall in a slow stretch reports it; the round trips before and after the "
               "benchmarks are in section 5.")
             if busiest > BUSY:
