@@ -89,8 +89,7 @@ class OwnerAt {
  public:
   OwnerAt(const ModuleTree& tree, const Owners& owners) : tree_(tree), owners_(owners) {}
   bool operator()(PathId q) const {
-    const ModuleId m = tree_.module(q);
-    return owners_.Has(m) && (!tree_.shared() || owners_.Find(m)->path == q);
+    return tree_.shared() ? owners_.FindAt(tree_, q) != nullptr : owners_.Has(tree_.module(q));
   }
 
  private:

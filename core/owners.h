@@ -118,6 +118,12 @@ class Owners {
   // The number of live entries.
   size_t size() const { return entries_.size() - removed_count_; }
   const Owner* Find(ModuleId m) const { return index_[m] == kNone ? nullptr : &entries_[index_[m]]; }
+  // The entry at `path` of `tree`, if any: its module's, where that lies at
+  // this path (a shared module's entry lies at one of its paths).
+  const Owner* FindAt(const ModuleTree& tree, PathId path) const {
+    const Owner* owner = Find(tree.module(path));
+    return owner != nullptr && owner->path == path ? owner : nullptr;
+  }
   // The entries in insertion order (compacted), moved out; no entry is left.
   std::vector<Owner> Take();
 

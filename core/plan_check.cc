@@ -86,8 +86,8 @@ void ResolveEntry(const ModuleTree& tree, ModuleTree::Resolver& resolver, const 
   // Plans list modules in path order more often than not: the FQNs of the
   // next paths are the ones the resolver compares next.
   __builtin_prefetch(tree.fqn(std::min<PathId>(out.path + 16, tree.size() - 1)).data());
-  const Owner* owner = owners.Find(tree.module(out.path));
-  if (owner == nullptr || owner->path != out.path) return;
+  const Owner* owner = owners.FindAt(tree, out.path);
+  if (owner == nullptr) return;
   out.owner = owner;
   __builtin_prefetch(owner->layout);
 }
