@@ -9,6 +9,10 @@
 namespace shardplan {
 namespace {
 
+// How many children Resolver::Resolve compares by name, from where the last
+// FQN led, before it hashes the name.
+constexpr int kSiblingsCompared = 8;
+
 // The length of the longest common prefix of a and b, eight bytes at a time.
 size_t CommonPrefix(std::string_view a, std::string_view b) {
   const size_t n = std::min(a.size(), b.size());
@@ -232,15 +236,20 @@ PathId ModuleTree::Resolver::Resolve(std::string_view fqn) {
     const size_t dot = fqn.find('.', pos);
     const size_t end = dot == std::string_view::npos ? fqn.size() : dot;
     const std::string_view segment = fqn.substr(pos, end - pos);
-    // The child after `previous`, else p's first child, is compared before
-    // the name is hashed.
-    const PathId next = previous == kNoPath ? p + 1 : tree_.end(previous);
+    // The children after `previous`, else from p's first child, a few of
+    // them, are compared before the name is hashed: a list in path order
+    // that skips some siblings finds each within a few steps.
+    PathId next = previous == kNoPath ? p + 1 : tree_.end(previous);
     previous = kNoPath;
-    if (next < tree_.size() && tree_.parent(next) == p && tree_.RelativeName(p, next) == segment) {
-      p = next;
-    } else {
-      p = tree_.ChildBySegment(p, segment);
+    PathId child = kNoPath;
+    for (int k = 0; k < kSiblingsCompared && next < tree_.size() && tree_.parent(next) == p; ++k) {
+      if (tree_.RelativeName(p, next) == segment) {
+        child = next;
+        break;
+      }
+      next = tree_.end(next);
     }
+    p = child != kNoPath ? child : tree_.ChildBySegment(p, segment);
     if (p == kNoPath) return kNoPath;
     last_ = p;
     if (dot == std::string_view::npos) return p;

@@ -43,7 +43,8 @@ class ModuleTree {
   // The child name by which p's parent reaches p (kNoName at the root).
   NameId name(PathId p) const { return name_[p]; }
   std::string_view fqn(PathId p) const {
-    return std::string_view(fqn_data_).substr(fqn_offset_[p], fqn_offset_[p + 1] - fqn_offset_[p]);
+    // Offsets are in range by construction: no substr bounds check.
+    return std::string_view(fqn_data_.data() + fqn_offset_[p], fqn_offset_[p + 1] - fqn_offset_[p]);
   }
   // The path of child number `index` (in the module's children order) of p.
   PathId child(PathId p, size_t index) const { return child_paths_[child_begin_[p] + index]; }

@@ -197,6 +197,16 @@ TEST(ModuleTreeTest, FindsChildrenAndParametersOfSmallAndLargeModules) {
       ASSERT_EQ(ref.module_path, 0u) << n << " " << I;
       EXPECT_EQ(doc->Name(doc->parameters[ref.param].id), "w" + I);
     }
+    // Children in order, skipping some: found among the next few siblings,
+    // or (past them) by name; a missing name in between finds nothing.
+    for (int stride : {2, 3, 11}) {
+      ModuleTree::Resolver skipping(tree);
+      for (int i = 0; i < n; i += stride) {
+        const std::string I = std::to_string(i);
+        ASSERT_EQ(skipping.Resolve("c" + I), tree.Resolve("c" + I)) << n << " " << stride << " " << I;
+        if (i % 4 == 0) EXPECT_EQ(skipping.Resolve("c" + I + "x"), kNoPath);
+      }
+    }
     ASSERT_EQ(tree.params(0).size(), static_cast<size_t>(n));
     EXPECT_EQ(doc->Name(tree.params(0).back().first), "p" + std::to_string(n - 1));
     EXPECT_TRUE(tree.params(tree.Resolve("c0")).empty());
