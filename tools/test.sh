@@ -4,9 +4,9 @@
 # serial (no oneTBB) engine that the WebAssembly build uses; then, against
 # the plain libshardplan.so, the Rust, Go and Python bindings' own test
 # runners (the Python one with the PyTorch exporter), the model zoo, the
-# WebAssembly module and page (Node and Chromium) and the
-# downstream Bazel workspace (examples/downstream). Prints
-# each runner's summary and closing "bazel: N passed, N failed" and
+# WebAssembly module and page (Node and Chromium), the measurement scripts
+# (tools/perf/tests) and the downstream Bazel workspace (examples/downstream).
+# Prints each runner's summary and closing "bazel: N passed, N failed" and
 # "suites: N passed, N failed" lines.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -87,6 +87,13 @@ wasm() {
     node --test wasm/test/*.test.mjs
 }
 suite wasm wasm
+# The measurement scripts' own tests, on the plain benchmark build.
+perf_tools() {
+  bazel build //bench:core_benchmark || return 1
+  SHARDPLAN_BENCH="$(bazel info bazel-bin 2>/dev/null)/bench/core_benchmark" \
+    /usr/bin/python3 -m pytest -q tools/perf/tests
+}
+suite perf-tools perf_tools
 downstream() {
   local rc
   (cd examples/downstream && bazel test //...)

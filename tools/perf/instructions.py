@@ -44,8 +44,14 @@ def count(bench, phase, model, out, cpus):
     """Instructions of the second call of the phase's engine function, on a
     CPU of its own taken from `cpus` (one thread: all of a phase's work is
     then on the counted stack)."""
+    # Collection toggles at each entry of a function the patterns match: the
+    # phase's lambdas (`shardplan::ValidatePlan(...)::{lambda...}::operator()
+    # (...) const`, where most of its work runs) must not match, or they
+    # would toggle it off. A pattern matches a whole name, so these match
+    # the function itself (and a GCC clone of it), ending in its ')'.
+    fn = PHASES[phase]
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-           f"--toggle-collect=shardplan::{PHASES[phase]}*",
+           f"--toggle-collect=shardplan::{fn}(*)", f"--toggle-collect=shardplan::{fn}(*) [clone *]",
            f"--zero-before=shardplan::bench::(anonymous namespace)::BM_{phase}*",
            bench, f"--benchmark_filter=^BM_{phase}/{model}/", "--benchmark_min_time=0.000001",
            "--benchmark_repetitions=2"]
