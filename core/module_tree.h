@@ -93,10 +93,10 @@ class ModuleTree {
   // ("layers.3.attn", "layers.3.mlp", "layers.4"), so the path after the
   // previous one's subtree is tried first, as a whole FQN; otherwise the
   // walk starts from the previous path's deepest ancestor that is a leading
-  // segment of the FQN, and where they part, the next sibling of the
-  // previous one's path there is tried first, and below it each module's
-  // first child: in path order, no name is hashed in a large ModuleList,
-  // nor on entering its next block. Parameter names, dotted ones
+  // segment of the FQN, and where they part, a few siblings after the
+  // previous one's path there are compared first, and below it each
+  // module's first children: in path order, no name is hashed in a large
+  // ModuleList, nor on entering its next block, nor for a skipped sibling. Parameter names, dotted ones
   // ("gate_proj.weight") included, which layouts repeat owner after owner,
   // are split into interned names once (the document's names must not
   // change while the resolver is used). Not thread-safe: one per thread or
