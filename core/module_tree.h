@@ -96,11 +96,11 @@ class ModuleTree {
   // segment of the FQN, and where they part, a few siblings after the
   // previous one's path there are compared first, and below it each
   // module's first children: in path order, no name is hashed in a large
-  // ModuleList, nor on entering its next block, nor for a skipped sibling. Parameter names, dotted ones
-  // ("gate_proj.weight") included, which layouts repeat owner after owner,
-  // are split into interned names once (the document's names must not
-  // change while the resolver is used). Not thread-safe: one per thread or
-  // task.
+  // ModuleList, nor on entering its next block, nor for a skipped sibling.
+  // Parameter names, dotted ones ("gate_proj.weight") included, which
+  // layouts repeat owner after owner, are split into interned names once
+  // (the document's names must not change while the resolver is used). Not
+  // thread-safe: one per thread or task.
   class Resolver {
    public:
     explicit Resolver(const ModuleTree& tree) : tree_(tree) {}
