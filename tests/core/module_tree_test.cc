@@ -204,7 +204,9 @@ TEST(ModuleTreeTest, FindsChildrenAndParametersOfSmallAndLargeModules) {
       for (int i = 0; i < n; i += stride) {
         const std::string I = std::to_string(i);
         ASSERT_EQ(skipping.Resolve("c" + I), tree.Resolve("c" + I)) << n << " " << stride << " " << I;
-        if (i % 4 == 0) EXPECT_EQ(skipping.Resolve("c" + I + "x"), kNoPath);
+        if (i % 4 == 0) {
+          EXPECT_EQ(skipping.Resolve("c" + I + "x"), kNoPath);
+        }
       }
     }
     ASSERT_EQ(tree.params(0).size(), static_cast<size_t>(n));
