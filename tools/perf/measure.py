@@ -12,7 +12,9 @@ What it does, in order (python3 standard library only):
  2. generates documents with gen_model: generic models of 10k..1M parameters, the DeepSeek-V3-sized
     model (generator defaults), DeepSeek-like variants sized like the reference's figures
     (~0.5k, ~4k, ~16k, ~63k modules) and the same models with a final plan;
- 3. runs `shardplan check --threads 1` and `--threads 2` on each under
+ 3. with --wait-steady S, waits up to S seconds for the CPUs to be steady (equal speeds on a probe,
+    a short round trip: wait_steady), and again before step 4;
+    runs `shardplan check --threads 1` and `--threads 2` on each under
     `/usr/bin/time -f "%e %M %U %S"` (runs interleaved, median of 3);
  4. runs the Google Benchmark suite (if it builds) on the largest model of each kind, pinned to one
     CPU with `taskset -c 0` (oneTBB then uses one thread) and on both CPUs; before and after, times
@@ -446,6 +448,11 @@ def run_benchmark_groups(bench, names, min_time, reps, wait_s, rounds):
     return merged[0], merged[1]
 
 
+# --wait-steady's limits: the CPUs' probe times within 10% of each other, a round trip of at most
+# 350 ns (between the VM's fast and slow stretches, see wait_steady).
+STEADY_RATIO = 1.10
+STEADY_TRIP_NS = 350
+
 # The benchmark that compares the CPUs' speeds: a parallel phase, short, on a model built quickly.
 CPU_PROBE = "BM_Collect/generic/params:100000/devices:64/real_time"
 
@@ -473,6 +480,30 @@ def round_trip_ns(binary):
     if r.returncode != 0:
         return None
     return round(statistics.median(json.loads(r.stdout)["round_trip_ns"]), 1)
+
+
+def wait_steady(bench, round_trip_bin, nproc, limit_s, ratio=STEADY_RATIO, trip_limit_ns=STEADY_TRIP_NS,
+                pause_s=20.0):
+    """Waits up to limit_s seconds for the virtual machine's CPUs to be steady: the probe's times
+    on the CPUs within `ratio` of each other (cpu_speeds) and a cache line's round trip at most
+    trip_limit_ns (round_trip_ns). A VM's second vCPU ran the probe up to 1.5 times as slowly as
+    the first for stretches of tens of minutes, and the round trip took 140-240 ns at some times
+    and 470-620 ns at others; in the slow stretches no parallel phase can be twice as fast.
+    Decided on these probes alone, never on the measurements. Returns what was probed."""
+    started = time.monotonic()
+    probes = []
+    while True:
+        speeds = cpu_speeds(bench, nproc) if bench else {}
+        trip = round_trip_ns(round_trip_bin)
+        probes.append({"t_s": round(time.monotonic() - started, 1), "cpu_ms": speeds, "round_trip_ns": trip})
+        steady = ((len(speeds) < 2 or max(speeds.values()) <= ratio * min(speeds.values()))
+                  and (trip is None or trip <= trip_limit_ns))
+        if steady or time.monotonic() - started + pause_s > limit_s:
+            return {"limit_s": limit_s, "ratio": ratio, "round_trip_limit_ns": trip_limit_ns, "steady": steady,
+                    "waited_s": round(time.monotonic() - started, 1), "probes": probes}
+        log(f"CPUs not steady ({', '.join(f'CPU {c} {v:.2f} ms' for c, v in speeds.items())}, "
+            f"round trip {trip} ns): waiting")
+        time.sleep(pause_s)
 
 
 def parallel_call_sites():
@@ -837,6 +868,10 @@ def main():
     ap.add_argument("--no-profile", action="store_true", help="skip callgrind, perf and massif")
     ap.add_argument("--wait-idle", type=float, default=0, metavar="S",
                     help="before each document, wait up to S seconds for the machine to be idle")
+    ap.add_argument("--wait-steady", type=float, default=0, metavar="S",
+                    help="before the documents and before the benchmarks, wait up to S seconds for the CPUs "
+                         f"to run a probe within {STEADY_RATIO:.2f}x of each other and pass a cache line back "
+                         f"and forth in at most {STEADY_TRIP_NS} ns (recorded in results.json)")
     ap.add_argument("--keep", metavar="DIR", help="generate the documents into DIR and keep them")
     ap.add_argument("--out-dir", default=str(HERE), help="where results.json, profile.txt and the SVG go")
     ap.add_argument("--no-render", action="store_true", help="do not write docs/performance.md")
@@ -853,6 +888,10 @@ def main():
         paths, notes = build(args, work)
         log("binaries:", paths)
 
+        steady = {}
+        if args.wait_steady > 0:
+            steady["documents"] = wait_steady(paths.get("bench"), paths.get("round_trip"), machine["nproc"],
+                                              args.wait_steady)
         docs, counts = [], {}
         for spec in doc_specs(args.quick):
             path = work / f"{spec['id']}.json"
@@ -883,6 +922,9 @@ def main():
             log("core_benchmark: listing, then per model 1 CPU (taskset -c 0) and 2 CPUs")
             try:
                 names = largest_benchmarks(paths["bench"])
+                if args.wait_steady > 0:
+                    steady["benchmarks"] = wait_steady(paths["bench"], paths.get("round_trip"), machine["nproc"],
+                                                       args.wait_steady)
                 min_time = 0.05 if args.quick else 0.2
                 reps = 3 if args.quick else 5
                 rounds = 1 if args.quick else BENCHMARK_ROUNDS
@@ -937,7 +979,8 @@ def main():
         machine["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
         results = {
             "schema": "shardplan.perf.v1",
-            "command": "python3 tools/perf/measure.py" + (" --quick" if args.quick else ""),
+            "command": "python3 tools/perf/measure.py" + (" --quick" if args.quick else "")
+                       + (f" --wait-steady {args.wait_steady:g}" if args.wait_steady > 0 else ""),
             "quick": args.quick,
             "runs": args.runs,
             "machine": machine,
@@ -950,6 +993,7 @@ def main():
             "benchmarks": bench,
             "profiles": {k: compact_profile(k, v) for k, v in profiles.items()},
             "notes": notes,
+            "steady": steady,
         }
         results["derived"] = derive(docs, bench)
         results["elapsed_s"] = round(time.monotonic() - started, 1)

@@ -109,6 +109,34 @@ def round_trip_sentence(speeds):
             f"benchmarks and {trip['after']:.0f} ns after (`//bench:round_trip`, median of 5 runs).")
 
 
+def steady_sentence(steady):
+    """What --wait-steady found before the documents and before the benchmarks, as a sentence ("" when
+    the run did not wait)."""
+    parts = []
+    for key, label in (("documents", "the CLI runs"), ("benchmarks", "the benchmarks")):
+        s = (steady or {}).get(key)
+        if not s:
+            continue
+        last = s["probes"][-1]
+        state = ", ".join(f"CPU {c} {v:.2f} ms" for c, v in last["cpu_ms"].items())
+        if last.get("round_trip_ns"):
+            state += f", round trip {last['round_trip_ns']:.0f} ns"
+        n = len(s["probes"])
+        if s["steady"] and n == 1:
+            how = "steady at once"
+        elif s["steady"]:
+            how = f"steady after {s['waited_s']:.0f} s ({n} probes)"
+        else:
+            how = f"still not steady after {s['waited_s']:.0f} s ({n} probes), and the run went on"
+        parts.append(f"before {label}, {how} ({state})")
+    if not parts:
+        return ""
+    s0 = next(v for v in steady.values() if v)
+    return (f" The run first waited for the CPUs to be steady (`--wait-steady {s0['limit_s']:g}`: the probe "
+            f"within {s0['ratio']:.2f}x on every CPU, a round trip of at most {s0['round_trip_limit_ns']} ns; "
+            "decided on those probes alone): " + "; ".join(parts) + ".")
+
+
 def render(results, profile_path, out_path):
     R = results
     prof_text = Path(profile_path).read_text() if Path(profile_path).is_file() else ""
@@ -361,7 +389,7 @@ def render(results, profile_path, out_path):
           f"A perfectly parallel phase can therefore run at most {bound_range} as fast on all CPUs as on CPU 0 "
           "alone (1 + t0/t1: the 1-CPU benchmarks run on CPU 0), and a stage that runs on one thread at a time "
           "(a pipeline's in-order stage) runs at the speed of whichever CPU oneTBB puts it on."
-          + round_trip_sentence(speeds))
+          + round_trip_sentence(speeds) + steady_sentence(R.get("steady")))
         w("")
     if bench:
         summ = bench["summary"]
