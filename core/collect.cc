@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -506,7 +507,9 @@ void CheckNesting(const ModuleTree& tree, const Owners& owners, DiagnosticSink& 
   // Each entry's binding kind (kNoName when inactive), and the entry index
   // (in order) of the active owner at each path. A model provider's spec is
   // its module's, whose kind the tree keeps packed: a Module is a cache miss.
-  std::vector<NameId> kinds(entries.size());
+  // Every kind is written below: `kinds` is not zeroed first (4 MB for a
+  // million owners: 3.6% of the phase's instructions at 100,000).
+  const std::unique_ptr<NameId[]> kinds(new NameId[entries.size()]);
   std::vector<uint32_t> active_at(tree.size(), UINT32_MAX);
   // Owners have distinct paths: each index is written once.
   ParallelFor(entries.size(), 4096, [&](size_t begin, size_t end) {
