@@ -620,8 +620,13 @@ def render(results, profile_path, out_path):
                       if e["phases"][p].get("speedup") and e["phases"][p]["speedup"] < 1.0
                       and (e["phases"][p].get("t1_ms") or 0) >= 0.05]
             if bounds and min(bounds) < 1.9:
+                reached = [(m, e["parallel_speedup"] / max(bounds)) for m, e in summ["models"].items()
+                           if e.get("parallel_speedup")]
                 w(f"On this machine no phase could reach more than {max(bounds):.2f}x: its CPUs were not equally "
-                  "fast (section 5).")
+                  "fast (section 5). Against that bound the parallel phases together reached "
+                  + ", ".join(f"{f:.0%} on `{m}`" for m, f in reached) + "."
+                  + (" Over 100% is the noise of the probe and the benchmarks: those phases ran as fast as the "
+                     "CPUs allowed." if any(f > 1 for _, f in reached) else ""))
             if slower:
                 w("A phase slower on two CPUs than on one (" + ", ".join(slower) + ") is not Amdahl: no stage "
                   "does more work on two threads.")
