@@ -35,6 +35,7 @@ import mmap
 import os
 import platform
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -486,10 +487,11 @@ def wait_steady(bench, round_trip_bin, nproc, limit_s, ratio=STEADY_RATIO, trip_
                 pause_s=20.0):
     """Waits up to limit_s seconds for the virtual machine's CPUs to be steady: the probe's times
     on the CPUs within `ratio` of each other (cpu_speeds) and a cache line's round trip at most
-    trip_limit_ns (round_trip_ns). One of a VM's two vCPUs ran the probe up to 1.6 times as slowly
-    as the other for stretches of tens of minutes (either one), and the round trip took 140-240 ns at some times
-    and 470-620 ns at others; in the slow stretches no parallel phase can be twice as fast.
-    Decided on these probes alone, never on the measurements. Returns what was probed."""
+    trip_limit_ns (round_trip_ns). One of a VM's two vCPUs (either one) ran the probe up to 1.6
+    times as slowly as the other for stretches of tens of minutes, and the round trip took
+    140-240 ns at some times and 470-620 ns at others; in the slow stretches no parallel phase can
+    be twice as fast. Decided on these probes alone, never on the measurements. Returns what was
+    probed."""
     started = time.monotonic()
     probes = []
     while True:
@@ -979,8 +981,7 @@ def main():
         machine["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
         results = {
             "schema": "shardplan.perf.v1",
-            "command": "python3 tools/perf/measure.py" + (" --quick" if args.quick else "")
-                       + (f" --wait-steady {args.wait_steady:g}" if args.wait_steady > 0 else ""),
+            "command": shlex.join(["python3", "tools/perf/measure.py", *sys.argv[1:]]),
             "quick": args.quick,
             "runs": args.runs,
             "machine": machine,
