@@ -925,13 +925,17 @@ def main():
             try:
                 names = largest_benchmarks(paths["bench"])
                 if args.wait_steady > 0:
+                    # Its last probe is the one before the benchmarks.
                     steady["benchmarks"] = wait_steady(paths["bench"], paths.get("round_trip"), machine["nproc"],
                                                        args.wait_steady)
+                    last = steady["benchmarks"]["probes"][-1]
+                    speeds_before, trip_before = last["cpu_ms"], last["round_trip_ns"]
+                else:
+                    speeds_before = cpu_speeds(paths["bench"], machine["nproc"])
+                    trip_before = round_trip_ns(paths.get("round_trip"))
                 min_time = 0.05 if args.quick else 0.2
                 reps = 3 if args.quick else 5
                 rounds = 1 if args.quick else BENCHMARK_ROUNDS
-                speeds_before = cpu_speeds(paths["bench"], machine["nproc"])
-                trip_before = round_trip_ns(paths.get("round_trip"))
                 one, two = run_benchmark_groups(paths["bench"], names, min_time, reps, args.wait_idle, rounds)
                 speeds = {"probe": CPU_PROBE, "before": speeds_before,
                           "after": cpu_speeds(paths["bench"], machine["nproc"]),
