@@ -3,10 +3,16 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/parallel.h"
+
 namespace shardplan {
 namespace {
 
-constexpr size_t kBlockSize = 64 * 1024;
+// The names' bytes go into blocks that double from 64 KiB to 8 MiB, advised
+// for huge pages like the tables (AdviseHugePages: only the whole 2 MiB
+// pages inside a block, which a block of 8 MiB has at least three of).
+constexpr size_t kFirstBlock = 64 * 1024;
+constexpr size_t kLastBlock = 8 * 1024 * 1024;
 constexpr size_t kMinSlots = 16;
 
 uint64_t Load8(const char* p) {
@@ -86,6 +92,8 @@ Interner::Slot& Interner::Probe(std::string_view text, uint32_t hash) const {
 
 void Interner::Rehash(size_t capacity) {
   std::vector<Slot> old = std::move(slots_);
+  slots_.reserve(capacity);
+  AdviseHugePages(slots_.data(), capacity * sizeof(Slot));
   slots_.assign(capacity, Slot{0, kNoName});
   for (const Slot& s : old) {
     if (s.id == kNoName) continue;
@@ -97,15 +105,19 @@ void Interner::Rehash(size_t capacity) {
 
 void Interner::Reserve(size_t count) {
   views_.reserve(count);
+  AdviseHugePages(views_.data(), views_.capacity() * sizeof(std::string_view));
   const size_t capacity = std::max(kMinSlots, 2 * count);
   if (capacity > slots_.size()) Rehash(capacity);
 }
 
 std::string_view Interner::Store(std::string_view text) {
   if (text.size() > block_left_) {
-    const size_t size = std::max(kBlockSize, text.size());
-    blocks_.push_back(std::make_unique<char[]>(size));
-    block_next_ = blocks_.back().get();
+    block_size_ = block_size_ == 0 ? kFirstBlock : std::min(kLastBlock, 2 * block_size_);
+    const size_t size = std::max(block_size_, text.size());
+    std::unique_ptr<char[]> block(new char[size]);  // uninitialized: written before read
+    AdviseHugePages(block.get(), size);
+    block_next_ = block.get();
+    blocks_.push_back(std::move(block));
     block_left_ = size;
   }
   if (!text.empty()) std::memcpy(block_next_, text.data(), text.size());

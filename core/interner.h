@@ -56,6 +56,7 @@ class Interner {
   std::string_view Store(std::string_view text);
 
   std::vector<std::unique_ptr<char[]>> blocks_;
+  size_t block_size_ = 0;  // of the last block, without its oversize
   size_t block_left_ = 0;
   char* block_next_ = nullptr;
   std::vector<std::string_view> views_;

@@ -107,7 +107,9 @@ constexpr std::pair<std::string_view, Dtype> kDtypes[] = {
 
 class Parser {
  public:
-  Parser(Document& doc, const Limits& limits) : doc_(doc), limits_(limits) {}
+  // plan_room: the entries a plan gets room for when it starts (its
+  // count is not known before its members are read).
+  Parser(Document& doc, const Limits& limits, size_t plan_room) : doc_(doc), limits_(limits), plan_room_(plan_room) {}
 
   // The maps whose members the scanner hands over one at a time.
   enum class Section { kParameters, kModules, kProviders, kPlan };
@@ -238,8 +240,18 @@ class Parser {
     NameId id = kNoName;
   };
 
+  // Creates the plan, once, with room for plan_room_ entries (address
+  // space: pages past the last entry are never touched, as in
+  // ParseDocument).
+  void StartPlan() {
+    if (doc_.plan) return;
+    doc_.plan.emplace().reserve(plan_room_);
+    AdviseHugePages(doc_.plan->data(), doc_.plan->capacity() * sizeof(FqnLayout));
+  }
+
   Document& doc_;
   const Limits& limits_;
+  const size_t plan_room_;
   std::array<Recent, 64> recent_{};
   // The layout of the last member FqnLayoutItem took.
   Layout last_layout_;
@@ -864,7 +876,7 @@ bool Parser::FqnLayoutItem(bool in_plan, std::string_view fqn, const Value& v, b
   if (!in_plan) {
     doc_.model_providers.push_back(std::move(entry));
   } else {
-    if (!doc_.plan) doc_.plan.emplace();
+    StartPlan();
     doc_.plan->push_back(std::move(entry));
   }
   return true;
@@ -924,7 +936,7 @@ bool Parser::ParsePlan(const Value& v) {
   Fields<1> f;
   if (!ReadFields(v, kKeys, f) || !Required(f[0], "modules")) return false;
   At at(*this, "modules");
-  if (!doc_.plan) doc_.plan.emplace();
+  StartPlan();
   return ExpectObject(*f[0]);
 }
 
@@ -1299,7 +1311,8 @@ ParsedDocument ParseDocument(std::string_view json, const Limits& limits) {
   AdviseHugePages(document->parameters.data(), document->parameters.capacity() * sizeof(Parameter));
   AdviseHugePages(document->modules.data(), document->modules.capacity() * sizeof(Module));
   document->model_providers.reserve(json.size() / 256);
-  Parser parser(*document, limits);
+  AdviseHugePages(document->model_providers.data(), document->model_providers.capacity() * sizeof(FqnLayout));
+  Parser parser(*document, limits, json.size() / 256);
   Scanner scanner(json, parser, limits.max_json_depth);
   Value skeleton;
   if (!scanner.Run(skeleton) && !scanner.parser_failed()) {

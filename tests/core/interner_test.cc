@@ -60,6 +60,24 @@ TEST(InternerTest, ManyNamesSurviveGrowth) {
   }
 }
 
+// The names' bytes fill blocks that grow up to 8 MiB; a name longer than the
+// next block gets a block of its own size. Every view stays valid.
+TEST(InternerTest, LongNamesBetweenShortOnesKeepTheirBytes) {
+  Interner names;
+  std::vector<std::string> all;
+  for (int i = 0; i < 120; ++i) {
+    // 300 KiB, then 3 MiB, and 9 MiB (above the largest block), with
+    // distinct bytes, between runs of short names.
+    const size_t size = i % 40 == 39 ? (9u << 20) : i % 10 == 9 ? (3u << 20) : i % 5 == 4 ? (300u << 10) : 0;
+    all.push_back(size ? std::string(size, static_cast<char>('a' + i % 26)) + std::to_string(i) : "s" + std::to_string(i));
+  }
+  for (size_t i = 0; i < all.size(); ++i) ASSERT_EQ(names.Intern(all[i]), i);
+  for (size_t i = 0; i < all.size(); ++i) {
+    ASSERT_EQ(names.View(static_cast<NameId>(i)), all[i]) << i;
+    ASSERT_EQ(names.Find(all[i]), i);
+  }
+}
+
 TEST(InternerTest, CloneKeepsIdsAndIsIndependent) {
   Interner names;
   names.Intern("a");
