@@ -523,9 +523,12 @@ def render(results, profile_path, out_path):
               "heap for the next "
               "(`mallopt`), as a long-lived process would; left to glibc's moving mmap threshold, `Claims` at "
               "1,000,000 parameters faulted 24 MB in per call in some runs (35 -> 44 ms) and none in others. "
-              "Asking the kernel for 2 MiB pages on the largest arrays (`madvise` `MADV_HUGEPAGE`; tried at "
-              "607eccc, A/B, not kept) left two CPUs and the CLI's 1M runs unchanged, and a first huge page can "
-              "stall for tens of milliseconds while the kernel compacts memory.")
+              "The module tree's arrays, the owners' room and the parser's large tables are advised for 2 MiB "
+              "pages (`AdviseHugePages`, docs/architecture.md); the heap the calls reuse and the document's small "
+              "objects stay on 4 KiB pages, as in a binding's host process on glibc's defaults. With glibc's "
+              "`glibc.malloc.hugetlb=1` tunable, which puts the whole heap on huge pages, these five phases at "
+              "1,000,000 parameters took 0.86-0.95x the best time (one CPU, four A/Bs of 4-8 interleaved runs, "
+              "2026-12-02, engine at 2e4c92e and 3a3abbe); the benchmarks do not set it.")
             w("")
         if keys & {"deepseek_cli_s", "deepseek_vs_reference"} and cg:
             tg = next(x for x in missed if x["key"] in ("deepseek_cli_s", "deepseek_vs_reference"))
