@@ -92,8 +92,7 @@ Interner::Slot& Interner::Probe(std::string_view text, uint32_t hash) const {
 
 void Interner::Rehash(size_t capacity) {
   std::vector<Slot> old = std::move(slots_);
-  slots_.reserve(capacity);
-  AdviseHugePages(slots_.data(), capacity * sizeof(Slot));
+  ReserveAdvised(slots_, capacity);
   slots_.assign(capacity, Slot{0, kNoName});
   for (const Slot& s : old) {
     if (s.id == kNoName) continue;
@@ -104,8 +103,7 @@ void Interner::Rehash(size_t capacity) {
 }
 
 void Interner::Reserve(size_t count) {
-  views_.reserve(count);
-  AdviseHugePages(views_.data(), views_.capacity() * sizeof(std::string_view));
+  ReserveAdvised(views_, count);
   const size_t capacity = std::max(kMinSlots, 2 * count);
   if (capacity > slots_.size()) Rehash(capacity);
 }

@@ -90,6 +90,15 @@ inline void TouchPages(void* data, size_t bytes) {
 #endif
 }
 
+// Reserves room for n items in `v` (a std::vector) and advises it for huge
+// pages (AdviseHugePages), without touching it: for a guessed reservation,
+// whose pages past the last item written are never made resident.
+template <typename V>
+void ReserveAdvised(V& v, size_t n) {
+  v.reserve(n);
+  AdviseHugePages(v.data(), v.capacity() * sizeof(*v.data()));
+}
+
 // Reserves room for n items in `v` (a std::vector or std::string) and
 // prepares it with TouchPages, for a fill that follows: without it, a tree
 // of a million paths filled its arrays one small page at a time.

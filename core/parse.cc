@@ -245,8 +245,7 @@ class Parser {
   // ParseDocument).
   void StartPlan() {
     if (doc_.plan) return;
-    doc_.plan.emplace().reserve(plan_room_);
-    AdviseHugePages(doc_.plan->data(), doc_.plan->capacity() * sizeof(FqnLayout));
+    ReserveAdvised(doc_.plan.emplace(), plan_room_);
   }
 
   Document& doc_;
@@ -272,8 +271,7 @@ class Parser {
     if (name >= by_name.size()) {
       const size_t size = std::max<size_t>(name + 1, by_name.size() + by_name.size() / 2);
       if (size > by_name.capacity()) {
-        by_name.reserve(size);
-        AdviseHugePages(by_name.data(), size * sizeof(uint32_t));
+        ReserveAdvised(by_name, size);
       }
       by_name.resize(size, kNone);
     }
@@ -1306,13 +1304,12 @@ ParsedDocument ParseDocument(std::string_view json, const Limits& limits) {
   // touch fresh pages each time. A generous estimate costs address space
   // only: the pages past the last element are never touched (so they are
   // advised for huge pages, not touched).
-  document->parameters.reserve(json.size() / 128);
-  document->modules.reserve(json.size() / 128);
-  AdviseHugePages(document->parameters.data(), document->parameters.capacity() * sizeof(Parameter));
-  AdviseHugePages(document->modules.data(), document->modules.capacity() * sizeof(Module));
-  document->model_providers.reserve(json.size() / 256);
-  AdviseHugePages(document->model_providers.data(), document->model_providers.capacity() * sizeof(FqnLayout));
-  Parser parser(*document, limits, json.size() / 256);
+  ReserveAdvised(document->parameters, json.size() / 128);
+  ReserveAdvised(document->modules, json.size() / 128);
+  // Providers, and plan entries if any: guessed at one per 256 bytes of text.
+  const size_t fqn_layout_room = json.size() / 256;
+  ReserveAdvised(document->model_providers, fqn_layout_room);
+  Parser parser(*document, limits, fqn_layout_room);
   Scanner scanner(json, parser, limits.max_json_depth);
   Value skeleton;
   if (!scanner.Run(skeleton) && !scanner.parser_failed()) {
