@@ -53,12 +53,12 @@ class Collector {
   // Marks every module in the subtree of any family boundary; then, per
   // module, whether its own subtree contains such a module.
   std::vector<bool> TouchesFamilySubtree() const;
-  // Whether a request (its patterns' `hits`, the first pattern's index
-  // `g`) adds every module it hits, without a diagnostic: no module is hit
-  // twice, lies in a family's subtree or has an owner. Checked in parallel;
-  // when false, the hits' modules are left unmarked (0 in `hit_by`).
-  bool AllAdmitted(absl::Span<const absl::Span<const PathId>> hits, uint32_t g, const std::vector<bool>& touches_family,
-                   std::vector<uint32_t>& hit_by) const;
+  // Reserves an entry for every module a request hits (its patterns'
+  // `hits`, in order) and returns true, if it adds them all without a
+  // diagnostic: no module is hit twice, lies in a family's subtree or has
+  // an owner. Otherwise returns false and reserves nothing. In parallel.
+  bool ReserveIfAllAdmitted(absl::Span<const absl::Span<const PathId>> hits,
+                            const std::vector<bool>& touches_family);
   // For each pattern, every path whose FQN it matches, in named_modules
   // order (none for a literal pattern); matched in parallel over chunks of
   // paths.
@@ -396,8 +396,9 @@ void Collector::NativeRequests() {
   const std::vector<std::vector<PathId>> matches = MatchingPaths(globs);
   const std::vector<bool> touches_family = TouchesFamilySubtree();
   // Per module: 1 + the index (over all requests' patterns) of the last
-  // pattern that hit it; a request's patterns have the largest so far.
-  std::vector<uint32_t> hit_by(doc_.modules.size(), 0);
+  // pattern that hit it in a request decided hit by hit; a request's
+  // patterns have the largest so far. Made for the first such request.
+  std::vector<uint32_t> hit_by;
   uint32_t g = 0;  // the index of the request's first pattern
   for (const NativeRequest& request : doc_.native) {
     const std::vector<std::string_view> unknown_outputs = UnknownOutputs(request.sharding);
@@ -422,13 +423,12 @@ void Collector::NativeRequests() {
       Diagnostic& d = sink_.Error("native-no-match", msg::NativeNoMatch(doc_.Name(request.match[k])));
       d.pointer = absl::StrCat(request.pointer, "/match/", k);
     };
-    if (unknown_outputs.empty() && AllAdmitted(hits, g, touches_family, hit_by)) {
+    if (unknown_outputs.empty() && ReserveIfAllAdmitted(hits, touches_family)) {
       for (size_t k = 0; k < patterns; ++k) {
         if (hits[k].empty()) no_match(k);
-        owners_.ReserveAll(
-            hits[k].size(), [&](size_t i) { return hits[k][i]; }, [&](PathId p) { return tree_.module(p); });
       }
     } else {
+      if (hit_by.empty()) hit_by.assign(doc_.modules.size(), 0);
       for (size_t k = 0; k < patterns; ++k) {
         // A module hit twice by the request (by two patterns, or at two
         // paths) is added once.
@@ -457,35 +457,18 @@ void Collector::NativeRequests() {
   }
 }
 
-bool Collector::AllAdmitted(absl::Span<const absl::Span<const PathId>> hits, uint32_t g,
-                            const std::vector<bool>& touches_family, std::vector<uint32_t>& hit_by) const {
-  // Each hit marks its module with its pattern (the stores of two hits of
-  // one module race, relaxed: either may stay); a hit that then finds
-  // another pattern's mark shares its module. Without shared modules, a
-  // pattern hits a module at most once.
-  if (tree_.shared()) return false;  // two paths of a module would carry one mark
-  auto for_each_hit = [&](auto&& visit) {
-    for (size_t k = 0; k < hits.size(); ++k) {
-      const uint32_t mark = g + static_cast<uint32_t>(k) + 1;
-      ParallelFor(hits[k].size(), 1024, [&](size_t begin, size_t end) {
-        for (size_t i = begin; i < end; ++i) visit(tree_.module(hits[k][i]), mark);
-      });
-    }
-  };
-  // A single pattern needs no marks: its hits are distinct modules (and
-  // later requests read only their own marks).
-  const bool marks = hits.size() > 1;
-  if (marks) for_each_hit([&](ModuleId m, uint32_t mark) { __atomic_store_n(&hit_by[m], mark, __ATOMIC_RELAXED); });
-  std::atomic<bool> admitted{true};
-  for_each_hit([&](ModuleId m, uint32_t mark) {
-    if ((marks && __atomic_load_n(&hit_by[m], __ATOMIC_RELAXED) != mark) || touches_family[m] || owners_.Has(m)) {
-      admitted.store(false, std::memory_order_relaxed);
-    }
-  });
-  if (admitted.load()) return true;
-  if (!marks) return false;
-  for_each_hit([&](ModuleId m, uint32_t) { __atomic_store_n(&hit_by[m], 0, __ATOMIC_RELAXED); });
-  return false;
+bool Collector::ReserveIfAllAdmitted(absl::Span<const absl::Span<const PathId>> hits,
+                                     const std::vector<bool>& touches_family) {
+  if (tree_.shared()) return false;  // a module hit twice may be hit at one path
+  std::vector<PathId> joined;  // every pattern's hits, for more than one pattern
+  absl::Span<const PathId> all = hits.empty() ? absl::Span<const PathId>() : hits[0];
+  if (hits.size() > 1) {
+    for (absl::Span<const PathId> h : hits) joined.insert(joined.end(), h.begin(), h.end());
+    all = joined;
+  }
+  return owners_.TryReserveAll(
+      all.size(), [&](size_t i) { return all[i]; }, [&](PathId p) { return tree_.module(p); },
+      [&](ModuleId m) { return touches_family[m]; });
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #ifndef SHARDPLAN_CORE_OWNERS_H_
 #define SHARDPLAN_CORE_OWNERS_H_
 
+#include <atomic>
 #include <cassert>
 #include <cstdint>
 #include <optional>
@@ -61,8 +62,8 @@ class Owners {
   // entry) at `path`, and Has(module) is true at once; AddReserved(fill)
   // then writes every reserved entry, calling fill(k, owner) for the kth
   // one (path set, declared kNotClaimed, layout and parallel null) in
-  // parallel. In between, only Has, Reserve, ReserveAll and Remove (of an
-  // entry added before) may be called.
+  // parallel. In between, only Has, Reserve, ReserveAll, TryReserveAll and
+  // Remove (of an entry added before) may be called.
   void Reserve(PathId path, ModuleId module) {
     index_[module] = static_cast<uint32_t>(entries_.size() + reserved_.size());
     reserved_.push_back(path);
@@ -80,6 +81,48 @@ class Owners {
         index_[module_of(path)] = static_cast<uint32_t>(base + k);
       }
     });
+  }
+  // Like ReserveAll for modules that may repeat, have an entry or be
+  // refused (refuse(module) true): reserves them all and returns true if
+  // none does, else returns false and leaves the owners as they were. In
+  // parallel, with no marks of its own: each hit takes its module's index
+  // unless the module has one (an entry, or another hit of it), and then
+  // checks that the index is its own.
+  template <typename PathAt, typename ModuleOf, typename Refuse>
+  bool TryReserveAll(size_t n, PathAt&& path_at, ModuleOf&& module_of, Refuse&& refuse) {
+    const size_t first = reserved_.size(), base = entries_.size() + first;
+    reserved_.resize(first + n);
+    // Hits of one module race on its index (relaxed): whichever store
+    // stays, the other hit does not find its own index.
+    auto index_of = [&](size_t k) -> uint32_t& { return index_[module_of(path_at(k))]; };
+    auto all = [&](auto&& holds) {
+      std::atomic<bool> ok{true};
+      ParallelFor(n, 1024, [&](size_t begin, size_t end) {
+        bool chunk_ok = true;
+        for (size_t k = begin; k < end; ++k) chunk_ok &= holds(k);
+        if (!chunk_ok) ok.store(false, std::memory_order_relaxed);
+      });
+      return ok.load();
+    };
+    const bool taken = all([&](size_t k) {
+      const PathId path = path_at(k);
+      const ModuleId m = module_of(path);
+      reserved_[first + k] = path;
+      if (__atomic_load_n(&index_[m], __ATOMIC_RELAXED) != kNone || refuse(m)) return false;
+      __atomic_store_n(&index_[m], static_cast<uint32_t>(base + k), __ATOMIC_RELAXED);
+      return true;
+    });
+    if (taken && all([&](size_t k) { return index_of(k) == base + k; })) return true;
+    // Undone: the indexes this call wrote lie in [base, base + n).
+    ParallelFor(n, 1024, [&](size_t begin, size_t end) {
+      for (size_t k = begin; k < end; ++k) {
+        uint32_t& index = index_of(k);
+        const uint32_t own = __atomic_load_n(&index, __ATOMIC_RELAXED);
+        if (own != kNone && own >= base && own < base + n) __atomic_store_n(&index, kNone, __ATOMIC_RELAXED);
+      }
+    });
+    reserved_.resize(first);
+    return false;
   }
   template <typename Fill>
   void AddReserved(Fill&& fill) {

@@ -1,8 +1,10 @@
 #include "core/owners.h"
 
+#include <memory>
 #include <utility>
 #include <vector>
 
+#include "core/parallel.h"
 #include "gtest/gtest.h"
 
 namespace shardplan {
@@ -72,6 +74,64 @@ TEST(OwnersTest, ReservedEntriesAreWrittenInReservationOrder) {
   std::vector<PathId> paths;
   for (const Owner& o : std::as_const(owners).InOrder()) paths.push_back(o.path);
   EXPECT_EQ(paths, (std::vector<PathId>{5, 6, 7}));
+}
+
+// TryReserveAll reserves every hit in order when no module repeats, has an
+// entry or is refused, and otherwise leaves the owners as they were: the
+// earlier entries keep their indexes and the next reservation goes on as if
+// it had not been called. Hits span several chunks (more than the grain),
+// so that with several threads a repeated module's hits race.
+TEST(OwnersTest, TryReserveAllReservesEverythingOrNothingForEveryThreadCount) {
+  static constexpr size_t kModules = 5000;
+  for (int threads : {1, 2, 4}) {
+    auto fresh = [] {
+      auto owners = std::make_unique<Owners>(kModules);
+      owners->Reserve(100, 1);  // module 1 has an entry, at index 0
+      owners->AddReserved([](size_t, Owner&) {});
+      return owners;
+    };
+    // Hits at paths 1000 + m of modules 2 .. kModules - 1.
+    std::vector<PathId> hits;
+    for (ModuleId m = 2; m < kModules; ++m) hits.push_back(1000 + m);
+    auto path_at = [&](size_t k) { return hits[k]; };
+    auto module_of = [](PathId p) { return static_cast<ModuleId>(p - 1000); };
+    auto refuse_none = [](ModuleId) { return false; };
+
+    auto owners = fresh();
+    EXPECT_TRUE(WithThreads(threads, [&] { return owners->TryReserveAll(hits.size(), path_at, module_of, refuse_none); }))
+        << "threads=" << threads;
+    owners->AddReserved([](size_t k, Owner& o) { o.declared = static_cast<uint32_t>(k); });
+    ASSERT_EQ(owners->size(), kModules - 1);
+    for (ModuleId m = 2; m < kModules; ++m) {
+      ASSERT_NE(owners->Find(m), nullptr) << m;
+      EXPECT_EQ(owners->Find(m)->path, 1000 + m);
+      EXPECT_EQ(owners->Find(m)->declared, m - 2);
+    }
+
+    auto refused = [&](std::vector<PathId> with, auto refuse, const char* why) {
+      hits = std::move(with);
+      auto o = fresh();
+      EXPECT_FALSE(WithThreads(threads, [&] { return o->TryReserveAll(hits.size(), path_at, module_of, refuse); }))
+          << why << ", threads=" << threads;
+      EXPECT_EQ(o->size(), 1u) << why;
+      EXPECT_EQ(o->Find(1)->path, 100u) << why;
+      for (ModuleId m = 2; m < kModules; ++m) ASSERT_FALSE(o->Has(m)) << why << ": module " << m;
+      o->Reserve(7, 3);
+      o->AddReserved([](size_t, Owner&) {});
+      std::vector<PathId> paths;
+      for (const Owner& owner : std::as_const(*o).InOrder()) paths.push_back(owner.path);
+      EXPECT_EQ(paths, (std::vector<PathId>{100, 7})) << why;
+    };
+    std::vector<PathId> all;
+    for (ModuleId m = 2; m < kModules; ++m) all.push_back(1000 + m);
+    std::vector<PathId> repeated = all;
+    repeated.push_back(1000 + 3);  // module 3 again, chunks after its first hit
+    refused(repeated, refuse_none, "a module hit twice");
+    std::vector<PathId> owned = all;
+    owned.push_back(1000 + 1);  // module 1 has an entry
+    refused(owned, refuse_none, "a module with an entry");
+    refused(all, [](ModuleId m) { return m == kModules - 2; }, "a refused module");
+  }
 }
 
 // Output normalization: a layout's own out_names win; without them, its
