@@ -14,6 +14,10 @@ namespace {
 // How many children Resolver::Resolve compares by name, from where the last
 // FQN led, before it hashes the name.
 constexpr int kSiblingsCompared = 8;
+// How many paths Resolver::Resolve compares whole, in pre-order from the
+// one after the last path's subtree, first: a list in path order that
+// skips a few paths names one of them.
+constexpr PathId kPathsCompared = 4;
 
 // The length of the longest common prefix of a and b, eight bytes at a time.
 size_t CommonPrefix(std::string_view a, std::string_view b) {
@@ -237,6 +241,9 @@ PathId ModuleTree::Resolver::Resolve(std::string_view fqn) {
   // next when a list follows path order.
   const PathId after = tree_.end(last_);
   if (after < tree_.size() && tree_.fqn(after) == fqn) return last_ = after;
+  for (PathId p = after + 1; p < std::min<PathId>(tree_.size(), after + kPathsCompared); ++p) {
+    if (tree_.fqn(p) == fqn) return last_ = p;
+  }
   // Otherwise, from the last path's deepest ancestor-or-self whose FQN is
   // a whole leading segment of fqn, remembering its child on the way to
   // the last path: a list of siblings names that child's next sibling.

@@ -255,6 +255,15 @@ TEST(ModuleTreeTest, ResolverAgreesWithResolveOverAnySequence) {
       ASSERT_EQ(resolver.Resolve(tree.fqn(p)), p) << tree.fqn(p);
     }
   }
+  // In path order, skipping paths (found among the next few, or not).
+  for (size_t stride = 2; stride <= 6; ++stride) {
+    for (size_t first = 0; first < stride; ++first) {
+      ModuleTree::Resolver resolver(tree);
+      for (size_t i = first; i < tree.size(); i += stride) {
+        ASSERT_EQ(resolver.Resolve(tree.fqn(static_cast<PathId>(i))), i) << tree.fqn(static_cast<PathId>(i));
+      }
+    }
+  }
   std::mt19937 random(7);
   ModuleTree::Resolver resolver(tree);
   int found = 0;
