@@ -241,6 +241,8 @@ PathId ModuleTree::Resolver::Resolve(std::string_view fqn) {
   // next when a list follows path order.
   const PathId after = tree_.end(last_);
   if (after < tree_.size() && tree_.fqn(after) == fqn) return last_ = after;
+  // The next few apart: folded into one loop with the first, a first-try
+  // hit took 19 more instructions (DeepSeek-V3-sized plan, callgrind).
   for (PathId p = after + 1; p < std::min<PathId>(tree_.size(), after + kPathsCompared); ++p) {
     if (tree_.fqn(p) == fqn) return last_ = p;
   }

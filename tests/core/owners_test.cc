@@ -91,8 +91,9 @@ TEST(OwnersTest, TryReserveAllReservesEverythingOrNothingForEveryThreadCount) {
       return owners;
     };
     // Hits at paths 1000 + m of modules 2 .. kModules - 1.
-    std::vector<PathId> hits;
-    for (ModuleId m = 2; m < kModules; ++m) hits.push_back(1000 + m);
+    std::vector<PathId> all;
+    for (ModuleId m = 2; m < kModules; ++m) all.push_back(1000 + m);
+    std::vector<PathId> hits = all;
     auto path_at = [&](size_t k) { return hits[k]; };
     auto module_of = [](PathId p) { return static_cast<ModuleId>(p - 1000); };
     auto refuse_none = [](ModuleId) { return false; };
@@ -122,8 +123,6 @@ TEST(OwnersTest, TryReserveAllReservesEverythingOrNothingForEveryThreadCount) {
       for (const Owner& owner : std::as_const(*o).InOrder()) paths.push_back(owner.path);
       EXPECT_EQ(paths, (std::vector<PathId>{100, 7})) << why;
     };
-    std::vector<PathId> all;
-    for (ModuleId m = 2; m < kModules; ++m) all.push_back(1000 + m);
     std::vector<PathId> repeated = all;
     repeated.push_back(1000 + 3);  // module 3 again, chunks after its first hit
     refused(repeated, refuse_none, "a module hit twice");
