@@ -1,8 +1,8 @@
 // Data parallelism for the engine's per-owner and per-path phases: oneTBB
 // when built with it, plain loops when built with --define
-// shardplan_serial=1 (the WebAssembly build). Results never depend on the
-// schedule: bodies write only to their own indexes, and callers merge in
-// index order.
+// shardplan_serial=1 (the WebAssembly build) and inside WithThreads(1, ...).
+// Results never depend on the schedule: bodies write only to their own
+// indexes, and callers merge in index order.
 #ifndef SHARDPLAN_CORE_PARALLEL_H_
 #define SHARDPLAN_CORE_PARALLEL_H_
 
@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <numeric>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -29,18 +30,31 @@
 
 namespace shardplan {
 
+namespace parallel_internal {
+// True while WithThreads runs its function on one thread.
+inline thread_local bool one_thread = false;
+}  // namespace parallel_internal
+
+// Whether the helpers below run plain loops on the calling thread, never
+// calling oneTBB: always in the serial build, and inside WithThreads(1, ...)
+// otherwise.
+inline bool OnOneThread() {
+#ifdef SHARDPLAN_SERIAL
+  return true;
+#else
+  return parallel_internal::one_thread;
+#endif
+}
+
 // Calls body(begin, end) on disjoint chunks covering [0, n), in parallel:
 // chunks of grain/2 to grain indexes (all of [0, n) when n <= grain).
 template <typename Body>
 void ParallelFor(size_t n, size_t grain, Body&& body) {
-#ifdef SHARDPLAN_SERIAL
-  (void)grain;
-  if (n > 0) body(size_t{0}, n);
-#else
-  if (n <= grain) {
+  if (OnOneThread() || n <= grain) {
     if (n > 0) body(size_t{0}, n);
     return;
   }
+#ifndef SHARDPLAN_SERIAL
   tbb::parallel_for(tbb::blocked_range<size_t>(0, n, grain),
                     [&](const tbb::blocked_range<size_t>& r) { body(r.begin(), r.end()); });
 #endif
@@ -65,13 +79,12 @@ inline void AdviseHugePages(void* data, size_t bytes) {
 #endif
 }
 
-// The threads the current arena runs (1 in the serial build).
+// The threads the current arena runs (1 on one thread: OnOneThread).
 inline size_t ArenaThreads() {
-#ifdef SHARDPLAN_SERIAL
-  return 1;
-#else
-  return static_cast<size_t>(tbb::this_task_arena::max_concurrency());
+#ifndef SHARDPLAN_SERIAL
+  if (!OnOneThread()) return static_cast<size_t>(tbb::this_task_arena::max_concurrency());
 #endif
+  return 1;
 }
 
 // Prepares `bytes` bytes of fresh storage at `data` for a fill:
@@ -180,10 +193,11 @@ std::vector<T> ParallelGather(size_t begin, size_t end, size_t grain, Gather&& g
 // still being consumed.
 template <typename T, typename Produce, typename Consume>
 void Pipeline(size_t live, Produce&& produce, Consume&& consume) {
-#ifdef SHARDPLAN_SERIAL
-  (void)live;
-  while (T* item = produce()) consume(*item);
-#else
+  if (OnOneThread()) {
+    while (T* item = produce()) consume(*item);
+    return;
+  }
+#ifndef SHARDPLAN_SERIAL
   tbb::parallel_pipeline(
       live, tbb::make_filter<void, T*>(tbb::filter_mode::serial_in_order,
                                        [&](tbb::flow_control& control) -> T* {
@@ -192,6 +206,8 @@ void Pipeline(size_t live, Produce&& produce, Consume&& consume) {
                                          return item;
                                        }) &
                 tbb::make_filter<T*, void>(tbb::filter_mode::serial_in_order, [&](T* item) { consume(*item); }));
+#else
+  (void)live;
 #endif
 }
 
@@ -282,35 +298,56 @@ void ScanThenApply(size_t n, size_t block, Scan&& scan, Apply&& apply) {
   }
 }
 
-// One lazily built T per worker thread (one T in the serial build).
+// One lazily built T per worker thread; on one thread (OnOneThread when
+// it is made), a single T and no oneTBB storage.
 template <typename T>
 class PerThread {
  public:
-  explicit PerThread(std::function<T()> make)
-#ifdef SHARDPLAN_SERIAL
-      : value_(make()) {}
-  T& local() { return value_; }
-
- private:
-  T value_;
-#else
-      : values_(std::move(make)) {}
-  T& local() { return values_.local(); }
-
- private:
-  tbb::enumerable_thread_specific<T> values_;
+  explicit PerThread(std::function<T()> make) : make_(std::move(make)) {
+#ifndef SHARDPLAN_SERIAL
+    if (!OnOneThread()) values_.emplace([this] { return make_(); });
 #endif
+  }
+  PerThread(const PerThread&) = delete;  // values_ calls this one's make_
+  PerThread& operator=(const PerThread&) = delete;
+
+  T& local() {
+#ifndef SHARDPLAN_SERIAL
+    if (values_) return values_->local();
+#endif
+    if (!value_) value_.emplace(make_());
+    return *value_;
+  }
+
+ private:
+  std::function<T()> make_;
+#ifndef SHARDPLAN_SERIAL
+  std::optional<tbb::enumerable_thread_specific<T>> values_;
+#endif
+  std::optional<T> value_;
 };
 
 // Runs `fn` with at most `threads` worker threads (0: all cores). More
 // threads than cores are not started: they could not run at once, and
-// oneTBB would print a warning on stderr for them.
+// oneTBB would print a warning on stderr for them. With one thread, `fn`
+// runs on the calling thread without oneTBB (OnOneThread): starting its
+// scheduler, worker threads and allocator took 2.5 ms, and its one-thread
+// pipeline and tasks 2.5 ms more, of a 55 ms check of the
+// DeepSeek-V3-sized document (docs/architecture.md).
 template <typename Fn>
 auto WithThreads(int threads, Fn&& fn) {
 #ifdef SHARDPLAN_SERIAL
   (void)threads;
   return fn();
 #else
+  if (threads == 1) {
+    struct OnOneThread {
+      bool before = parallel_internal::one_thread;
+      OnOneThread() { parallel_internal::one_thread = true; }
+      ~OnOneThread() { parallel_internal::one_thread = before; }
+    } on_one_thread;
+    return fn();
+  }
   const int cores = tbb::info::default_concurrency();
   tbb::task_arena arena(threads > 0 && threads < cores ? threads : cores);
   return arena.execute(std::forward<Fn>(fn));

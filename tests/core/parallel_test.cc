@@ -120,6 +120,51 @@ TEST(JoinChunksTest, JoinsEveryChunkInOrderForEveryThreadCount) {
   }
 }
 
+// WithThreads(1, ...) runs everything on the calling thread and never
+// enters oneTBB: on a thread that has no arena, none is made (the thread
+// index stays "not initialized"). ParallelFor takes the whole range at
+// once, the pipeline consumes each item as soon as it is produced, and
+// PerThread holds one value.
+TEST(WithThreadsTest, OneThreadRunsEveryHelperOnTheCallingThreadOutsideOneTbb) {
+  std::thread([] {
+    const std::thread::id caller = std::this_thread::get_id();
+    std::vector<std::string> events;
+    WithThreads(1, [&] {
+      EXPECT_TRUE(OnOneThread());
+      EXPECT_EQ(ArenaThreads(), 1u);
+      ParallelFor(1000, 10, [&](size_t begin, size_t end) {
+        EXPECT_EQ(std::this_thread::get_id(), caller);
+#ifndef SHARDPLAN_SERIAL
+        EXPECT_EQ(tbb::this_task_arena::current_thread_index(), int{tbb::task_arena::not_initialized});
+#endif
+        events.push_back(absl::StrCat("for ", begin, "-", end));
+      });
+      int items[3] = {0, 1, 2}, next = 0;
+      Pipeline<int>(
+          4, [&]() -> int* {
+            if (next == 3) return nullptr;
+            events.push_back(absl::StrCat("produce ", next));
+            return &items[next++];
+          },
+          [&](int& item) {
+            EXPECT_EQ(std::this_thread::get_id(), caller);
+            events.push_back(absl::StrCat("consume ", item));
+          });
+      int made = 0;
+      PerThread<int> per_thread([&] { return ++made; });
+      EXPECT_EQ(&per_thread.local(), &per_thread.local());
+      EXPECT_EQ(made, 1);
+      return 0;
+    });
+    EXPECT_EQ(events, (std::vector<std::string>{"for 0-1000", "produce 0", "consume 0", "produce 1", "consume 1",
+                                                "produce 2", "consume 2"}));
+#ifndef SHARDPLAN_SERIAL
+    EXPECT_FALSE(OnOneThread());  // only inside the call
+    EXPECT_FALSE(WithThreads(2, [] { return OnOneThread(); }));
+#endif
+  }).join();
+}
+
 // With several threads, the first byte of every page of the range is
 // written (zero) and nothing else; with one, nothing is.
 TEST(TouchPagesTest, WritesOneByteOfEveryPageOnlyWithSeveralThreads) {
@@ -128,11 +173,7 @@ TEST(TouchPagesTest, WritesOneByteOfEveryPageOnlyWithSeveralThreads) {
     std::vector<char> buffer(kBytes, 'x');
     const bool several = WithThreads(threads, [&] {
       TouchPages(buffer.data(), buffer.size());
-#ifdef SHARDPLAN_SERIAL
-      return false;
-#else
-      return tbb::this_task_arena::max_concurrency() > 1;
-#endif
+      return ArenaThreads() > 1;
     });
     size_t zeros = 0;
     for (size_t i = 0; i < kBytes; ++i) {
