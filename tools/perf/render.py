@@ -224,7 +224,9 @@ def render(results, profile_path, out_path):
     w("")
     w(f"{R['runs']} runs per thread count (threads 1 and 2 interleaved), the median is reported; wall time is "
       "measured around the process by the script (`perf_counter`, finer than `%e`), peak memory is `%M` "
-      "(max RSS). Every run must print `DOC: ok: ...`. Module and parameter counts are counted in each "
+      "(max RSS). `--threads 1` runs the engine on the calling thread without starting oneTBB; without "
+      "`--threads`, the CLI does the same for documents under 4 MiB (docs/architecture.md). "
+      "Every run must print `DOC: ok: ...`. Module and parameter counts are counted in each "
       "generated document (paths of `named_modules` / `named_parameters`, as the engine expands them). "
       "The per-phase numbers come from `//bench:core_benchmark` (Google Benchmark, `--benchmark_format=json`), "
       "once pinned to one CPU with `taskset -c 0` (oneTBB then runs one thread) and once on both CPUs, "
@@ -454,8 +456,8 @@ def render(results, profile_path, out_path):
     w("")
     w("Definitions: *claims and checks* is the sum of the `Collect`, `Nesting`, `OwnerChecks`, `Claims` and "
       "`PlanCheck` benchmarks (everything after parsing the document and building the module tree), pinned to "
-      "one CPU, divided by the parameter paths. The DeepSeek and 1,000,000-parameter CLI times are the default "
-      "2-thread runs of section 3 (documents without a plan); the decade ratios use 1 thread. *Parallel phases* "
+      "one CPU, divided by the parameter paths. The DeepSeek and 1,000,000-parameter CLI times are the "
+      "`--threads 2` runs of section 3, the CLI's default for documents this large (documents without a plan); the decade ratios use 1 thread. *Parallel phases* "
       "are the phases marked parallel in section 4, summed, 1 CPU over 2 CPUs.")
     w("")
 
