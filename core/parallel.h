@@ -47,7 +47,8 @@ inline bool OnOneThread() {
 }
 
 // Calls body(begin, end) on disjoint chunks covering [0, n), in parallel:
-// chunks of grain/2 to grain indexes (all of [0, n) when n <= grain).
+// chunks of grain/2 to grain indexes (all of [0, n) when n <= grain, or
+// OnOneThread).
 template <typename Body>
 void ParallelFor(size_t n, size_t grain, Body&& body) {
   if (OnOneThread() || n <= grain) {
@@ -188,8 +189,9 @@ std::vector<T> ParallelGather(size_t begin, size_t end, size_t grain, Gather&& g
 
 // A two-stage pipeline: produce() returns the next item (nullptr at the
 // end) and consume(item) uses it. Each stage handles one item at a time, in
-// order, but the two overlap on different threads; at most `live` items are
-// in flight, so a producer cycling through `live` buffers never reuses one
+// order, but the two overlap on different threads (OnOneThread: each item
+// is consumed as soon as it is produced); at most `live` items are in
+// flight, so a producer cycling through `live` buffers never reuses one
 // still being consumed.
 template <typename T, typename Produce, typename Consume>
 void Pipeline(size_t live, Produce&& produce, Consume&& consume) {
@@ -341,11 +343,11 @@ auto WithThreads(int threads, Fn&& fn) {
   return fn();
 #else
   if (threads == 1) {
-    struct OnOneThread {
+    struct OneThreadScope {  // sets what OnOneThread() reads, for fn's call
       bool before = parallel_internal::one_thread;
-      OnOneThread() { parallel_internal::one_thread = true; }
-      ~OnOneThread() { parallel_internal::one_thread = before; }
-    } on_one_thread;
+      OneThreadScope() { parallel_internal::one_thread = true; }
+      ~OneThreadScope() { parallel_internal::one_thread = before; }
+    } scope;
     return fn();
   }
   const int cores = tbb::info::default_concurrency();
