@@ -140,7 +140,7 @@ TEST(OwnersTest, NormalizedOutNamesDeriveTheOutputPortsInOrder) {
   MapStore maps;
   auto ports = [&](std::vector<NameId> names) {
     PlacementMap map;
-    for (NameId n : names) map.push_back(PlacementEntry{n, {}});
+    for (NameId n : names) map.emplace_back().name = n;
     return maps.Intern(std::move(map));
   };
   LayoutBody body;
