@@ -236,9 +236,11 @@ void MakeFresh(R& r, long) {
 // of earlier blocks; only a few blocks' results are live at once, so they
 // stay in cache however large n is.
 //
-// Blocks hold `block` indexes, or n / kMaxBlocks where that is more: each
-// block handed between threads costs a few cache-line round trips on the
-// in-order path (docs/architecture.md measures the sizes).
+// Blocks hold `block` indexes. With several threads they hold n /
+// kMaxBlocks where that is more: each block handed between threads costs a
+// few cache-line round trips on the in-order path (docs/architecture.md
+// measures the sizes). One thread hands nothing over and keeps `block`,
+// whose results stay in its cache between the scan and the apply.
 //
 // Every thread of the arena joins the call: it takes the next block,
 // scans it, waits until the block before it is applied, and applies it, so
@@ -252,8 +254,6 @@ void MakeFresh(R& r, long) {
 // another block's task.
 template <typename Result, typename Scan, typename Apply>
 void ScanThenApply(size_t n, size_t block, Scan&& scan, Apply&& apply) {
-  constexpr size_t kMaxBlocks = 512;
-  block = std::max(block, (n + kMaxBlocks - 1) / kMaxBlocks);
   auto scan_block = [&](size_t begin, size_t end, std::vector<Result>& results) {
     results.resize(end - begin);
     for (Result& r : results) parallel_internal::MakeFresh(r, 0);
@@ -262,9 +262,11 @@ void ScanThenApply(size_t n, size_t block, Scan&& scan, Apply&& apply) {
   auto apply_block = [&](size_t begin, size_t end, std::vector<Result>& results) {
     for (size_t i = begin; i < end; ++i) apply(i, results[i - begin]);
   };
-  const size_t count = ChunkCount(n, block);
 #ifndef SHARDPLAN_SERIAL
   const size_t threads = ArenaThreads();
+  constexpr size_t kMaxBlocks = 128;
+  const size_t handed = std::max(block, ChunkCount(n, kMaxBlocks));  // indexes per block
+  const size_t count = ChunkCount(n, handed);
   if (threads > 1 && count > 1) {
     alignas(64) std::atomic<size_t> next{0};     // the next block to take
     alignas(64) std::atomic<size_t> applied{0};  // blocks applied, in order
@@ -273,7 +275,7 @@ void ScanThenApply(size_t n, size_t block, Scan&& scan, Apply&& apply) {
       std::vector<Result> results;
       try {
         for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < count;) {
-          const size_t begin = k * block, end = std::min(n, begin + block);
+          const size_t begin = k * handed, end = std::min(n, begin + handed);
           tbb::this_task_arena::isolate([&] { scan_block(begin, end, results); });
           for (int spins = 0; applied.load(std::memory_order_acquire) != k; ++spins) {
             if (failed.load(std::memory_order_relaxed)) return;
@@ -293,8 +295,8 @@ void ScanThenApply(size_t n, size_t block, Scan&& scan, Apply&& apply) {
   }
 #endif
   std::vector<Result> results;
-  for (size_t k = 0; k < count; ++k) {
-    const size_t begin = k * block, end = std::min(n, begin + block);
+  for (size_t begin = 0; begin < n; begin += block) {
+    const size_t end = std::min(n, begin + block);
     scan_block(begin, end, results);
     apply_block(begin, end, results);
   }

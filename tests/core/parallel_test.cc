@@ -259,9 +259,11 @@ TEST(ScanThenApplyTest, AppliesEveryScanInIndexOrder) {
       std::vector<std::atomic<int>> scanned(n);
       std::vector<size_t> applied;
       std::atomic<size_t> blocks{0};
-      // Blocks of 64, or of n / 512 where that is more (at most 512 blocks).
-      const size_t block = std::max<size_t>(64, (n + 511) / 512);
+      size_t block = 0;
       WithThreads(threads, [&] {
+        // Blocks of 64; with several threads, of n / 128 where that is
+        // more (at most 128 blocks).
+        block = ArenaThreads() > 1 ? std::max<size_t>(64, ChunkCount(n, 128)) : 64;
         ScanThenApply<Result>(
             n, 64,
             [&](size_t begin, size_t end, Result* results) {
