@@ -70,51 +70,6 @@ std::unique_ptr<std::string> OmittedMessage(const ModuleTree& tree, PathId root,
   return std::make_unique<std::string>(msg::OmittedParameters(tree.fqn(root), {names.begin(), names.end()}));
 }
 
-// Fills `scan` (fresh) for an owner whose module has no child module and
-// that declares at most kFew params, and marks its expected parameters in
-// `expected`: they are its own (a slot may repeat one), no owner nests in
-// it, and each is looked for among the few declared. A million such owners
-// need no stamps.
-constexpr size_t kFew = 4;
-void ScanLeafOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, const Owner& owner, bool check_omissions,
-                   uint8_t* expected, OwnerScan& scan) {
-  // The searches below are plain loops over a few items: std::find_if and
-  // std::any_of, unrolled by four, cost 9% of the claims' instructions
-  // (100k parameters, callgrind).
-  const PathId root = owner.path;
-  const absl::Span<const ModuleTree::Slot> slots = tree.params(root);
-  for (const auto& [name, p] : slots) __atomic_store_n(&expected[p], uint8_t{1}, __ATOMIC_RELAXED);
-  const PlacementMap& params = *scan.params;
-  ModuleTree::ParamRef* const resolved = scan.StartResolved(params.size());
-  for (size_t i = 0; i < params.size(); ++i) {
-    const PlacementEntry& entry = params[i];
-    // A slot's name has no dot: one spelled like the param is the one it
-    // names. The resolver answers the rest (none, or a dotted name).
-    const ModuleTree::Slot* slot = nullptr;
-    for (const ModuleTree::Slot& s : slots) {
-      if (s.first == entry.name) {
-        slot = &s;
-        break;
-      }
-    }
-    resolved[i] = slot != nullptr ? ModuleTree::ParamRef{root, slot->first, slot->second}
-                                  : resolver.ResolveParameter(root, entry.name);
-  }
-  auto undeclared = [&](ParamId p) {
-    for (size_t i = 0; i < params.size(); ++i) {
-      if (resolved[i].module_path != kNoPath && resolved[i].param == p) return false;
-    }
-    return true;
-  };
-  if (!check_omissions) return;
-  for (const auto& [name, p] : slots) {
-    if (undeclared(p)) {
-      scan.omitted_message = OmittedMessage(tree, root, undeclared);
-      return;
-    }
-  }
-}
-
 // Whether an owner's entry lies at path q: looked up in the owners' module
 // index, where few owners need it (a million leaf owners never ask), rather
 // than marked for every owner first. Only a module with several paths needs
@@ -131,6 +86,100 @@ class OwnerAt {
   const ModuleTree& tree_;
   const Owners& owners_;
 };
+
+// An owner that declares at most kFew params and expects at most kFew
+// parameters is scanned without stamps (ScanFewOwner).
+constexpr size_t kFew = 16;
+
+// The parameter an item of a list of expected parameters names: a leaf's
+// own slots are taken as they are.
+ParamId ParamOf(ParamId p) { return p; }
+ParamId ParamOf(const ModuleTree::Slot& s) { return s.second; }
+template <typename Item>
+bool Contains(absl::Span<const Item> items, ParamId p) {
+  for (const Item& item : items) {
+    if (ParamOf(item) == p) return true;
+  }
+  return false;
+}
+
+// The expected parameters of the owner at `root`, each once, in `few`: the
+// parameters its subtree's slots name outside nested owners' subtrees.
+// Their number, or kFew + 1 if there are more than kFew.
+size_t GatherFew(const ModuleTree& tree, const OwnerAt& owner_at, PathId root, std::array<ParamId, kFew>& few) {
+  size_t count = 0;
+  for (PathId q = root; q < tree.end(root);) {
+    if (q != root && owner_at(q)) {
+      q = tree.end(q);
+      continue;
+    }
+    for (const auto& [name, p] : tree.params(q)) {
+      if (Contains(absl::Span<const ParamId>(few.data(), count), p)) continue;
+      if (count == kFew) return kFew + 1;
+      few[count++] = p;
+    }
+    ++q;
+  }
+  return count;
+}
+
+// Fills `scan` (fresh) for the owner at `root`, with own slots `slots`,
+// that declares at most kFew params and expects the parameters of `few`
+// (GatherFew's, or a leaf's own slots), and marks these in `expected`:
+// each is looked for among the few declared. Owners like these (a leaf,
+// an expert's MLP, an attention block) need no stamps: their searches
+// stay within a few cache lines, where the stamps' were scattered over
+// arrays as long as the model's parameters (ScanOwner).
+template <typename Item>
+void ScanFewOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, const OwnerAt& owner_at, PathId root,
+                  absl::Span<const ModuleTree::Slot> slots, absl::Span<const Item> few, bool check_omissions,
+                  uint8_t* expected, OwnerScan& scan) {
+  // The searches below are plain loops over a few items: std::find_if and
+  // std::any_of, unrolled by four, cost 9% of the claims' instructions
+  // (100k parameters, callgrind).
+  for (const Item& item : few) __atomic_store_n(&expected[ParamOf(item)], uint8_t{1}, __ATOMIC_RELAXED);
+  const PlacementMap& params = *scan.params;
+  ModuleTree::ParamRef* const resolved = scan.StartResolved(params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    const PlacementEntry& entry = params[i];
+    // A slot's name has no dot: one spelled like the param is the one it
+    // names. The resolver answers the rest (none, or a dotted name).
+    const ModuleTree::Slot* slot = nullptr;
+    for (const ModuleTree::Slot& s : slots) {
+      if (s.first == entry.name) {
+        slot = &s;
+        break;
+      }
+    }
+    if (slot != nullptr) {
+      resolved[i] = ModuleTree::ParamRef{root, slot->first, slot->second};
+      continue;
+    }
+    ModuleTree::ParamRef ref = resolver.ResolveParameter(root, entry.name);
+    if (ref.module_path != kNoPath) {
+      for (PathId a = ref.module_path; a != root; a = tree.parent(a)) {
+        if (owner_at(a)) {
+          ref.module_path = OwnerScan::kNested;
+          break;
+        }
+      }
+    }
+    resolved[i] = ref;
+  }
+  auto undeclared = [&](ParamId p) {
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (resolved[i].module_path != kNoPath && resolved[i].param == p) return false;
+    }
+    return true;
+  };
+  if (!check_omissions) return;
+  for (const Item& item : few) {
+    if (undeclared(ParamOf(item))) {
+      scan.omitted_message = OmittedMessage(tree, root, [&](ParamId p) { return Contains(few, p) && undeclared(p); });
+      return;
+    }
+  }
+}
 
 // Fills `scan` (fresh), with `stamp` for this owner in the thread's
 // stamps, and marks its expected parameters in `expected`.
@@ -217,8 +266,16 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
       if (!owner.layout->params()) continue;
       OwnerScan& scan = scans[e - begin];
       scan.params = &*owner.layout->params();
-      if (tree.end(owner.path) == owner.path + 1 && scan.params->size() <= kFew) {
-        ScanLeafOwner(tree, resolver, owner, check_omissions, claims.expected.data(), scan);
+      const PathId root = owner.path;
+      const bool few_declared = scan.params->size() <= kFew;
+      const absl::Span<const ModuleTree::Slot> slots = tree.params(root);
+      std::array<ParamId, kFew> few;
+      size_t count = 0;
+      if (few_declared && tree.end(root) == root + 1 && slots.size() <= kFew) {
+        ScanFewOwner(tree, resolver, owner_at, root, slots, slots, check_omissions, claims.expected.data(), scan);
+      } else if (few_declared && (count = GatherFew(tree, owner_at, root, few)) <= kFew) {
+        ScanFewOwner(tree, resolver, owner_at, root, slots, absl::Span<const ParamId>(few.data(), count),
+                     check_omissions, claims.expected.data(), scan);
       } else {
         if (local == nullptr) local = &stamps.local();
         ScanOwner(tree, resolver, owner_at, owner, static_cast<uint32_t>(e + 1), check_omissions,
