@@ -171,7 +171,17 @@ inline size_t CountNonZero(const std::vector<uint8_t>& bytes) {
   constexpr size_t kGrain = size_t{1} << 16;
   std::vector<size_t> zeros(ChunkCount(bytes.size(), kGrain));
   ParallelChunks(0, bytes.size(), kGrain, [&](size_t c, size_t lo, size_t hi) {
-    zeros[c] = static_cast<size_t>(std::count(bytes.begin() + lo, bytes.begin() + hi, uint8_t{0}));
+    // 64 bytes at a time, in a loop of fixed length that GCC vectorizes at
+    // -O2: std::count's loop was not, and took a cycle a byte (ten times as
+    // long, 2026-12-02).
+    size_t i = lo, count = 0;
+    for (; i + 64 <= hi; i += 64) {
+      uint8_t block = 0;
+      for (size_t k = 0; k < 64; ++k) block += bytes[i + k] == 0;
+      count += block;
+    }
+    for (; i < hi; ++i) count += bytes[i] == 0;
+    zeros[c] = count;
   });
   return bytes.size() - std::accumulate(zeros.begin(), zeros.end(), size_t{0});
 }
