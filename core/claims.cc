@@ -87,6 +87,15 @@ class OwnerAt {
   const Owners& owners_;
 };
 
+// Whether the module at `path`, in the subtree of the owner at `root`, is
+// a nested owner or lies under one.
+bool Nested(const ModuleTree& tree, const OwnerAt& owner_at, PathId root, PathId path) {
+  for (PathId a = path; a != root; a = tree.parent(a)) {
+    if (owner_at(a)) return true;
+  }
+  return false;
+}
+
 // An owner that declares at most kFew params and expects at most kFew
 // parameters is scanned without stamps (ScanFewOwner).
 constexpr size_t kFew = 16;
@@ -103,24 +112,36 @@ bool Contains(absl::Span<const Item> items, ParamId p) {
   return false;
 }
 
-// The expected parameters of the owner at `root`, each once, in `few`: the
-// parameters its subtree's slots name outside nested owners' subtrees.
-// Their number, or kFew + 1 if there are more than kFew.
-size_t GatherFew(const ModuleTree& tree, const OwnerAt& owner_at, PathId root, std::array<ParamId, kFew>& few) {
-  size_t count = 0;
+// Calls visit(p) for the parameter p of each slot of the subtree of the
+// owner at `root` outside nested owners' subtrees (the owner's expected
+// parameters, some maybe more than once), in path order; stops and returns
+// false when visit returns false.
+template <typename Visit>
+bool VisitExpected(const ModuleTree& tree, const OwnerAt& owner_at, PathId root, Visit visit) {
   for (PathId q = root; q < tree.end(root);) {
     if (q != root && owner_at(q)) {
       q = tree.end(q);
       continue;
     }
     for (const auto& [name, p] : tree.params(q)) {
-      if (Contains(absl::Span<const ParamId>(few.data(), count), p)) continue;
-      if (count == kFew) return kFew + 1;
-      few[count++] = p;
+      if (!visit(p)) return false;
     }
     ++q;
   }
-  return count;
+  return true;
+}
+
+// The expected parameters of the owner at `root`, each once, in `few`.
+// Their number, or kFew + 1 if there are more than kFew.
+size_t GatherFew(const ModuleTree& tree, const OwnerAt& owner_at, PathId root, std::array<ParamId, kFew>& few) {
+  size_t count = 0;
+  const bool all = VisitExpected(tree, owner_at, root, [&](ParamId p) {
+    if (Contains(absl::Span<const ParamId>(few.data(), count), p)) return true;
+    if (count == kFew) return false;
+    few[count++] = p;
+    return true;
+  });
+  return all ? count : kFew + 1;
 }
 
 // Fills `scan` (fresh) for the owner at `root`, with own slots `slots`,
@@ -156,13 +177,8 @@ void ScanFewOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, const 
       continue;
     }
     ModuleTree::ParamRef ref = resolver.ResolveParameter(root, entry.name);
-    if (ref.module_path != kNoPath) {
-      for (PathId a = ref.module_path; a != root; a = tree.parent(a)) {
-        if (owner_at(a)) {
-          ref.module_path = OwnerScan::kNested;
-          break;
-        }
-      }
+    if (ref.module_path != kNoPath && Nested(tree, owner_at, root, ref.module_path)) {
+      ref.module_path = OwnerScan::kNested;
     }
     resolved[i] = ref;
   }
@@ -186,31 +202,22 @@ void ScanFewOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, const 
 void ScanOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, const OwnerAt& owner_at, const Owner& owner,
                uint32_t stamp, bool check_omissions, uint8_t* expected, Stamps& stamps, OwnerScan& scan) {
   const PathId root = owner.path;
-  // Expected: parameters named by a path not under a nested owner.
   stamps.expected.clear();
-  for (PathId q = root; q < tree.end(root);) {
-    if (q != root && owner_at(q)) {
-      q = tree.end(q);
-      continue;
+  VisitExpected(tree, owner_at, root, [&](ParamId p) {
+    if (stamps.expected_by[p] != stamp) {
+      stamps.expected_by[p] = stamp;
+      stamps.expected.push_back(p);
+      __atomic_store_n(&expected[p], uint8_t{1}, __ATOMIC_RELAXED);
     }
-    for (const auto& [name, p] : tree.params(q)) {
-      if (stamps.expected_by[p] != stamp) {
-        stamps.expected_by[p] = stamp;
-        stamps.expected.push_back(p);
-        __atomic_store_n(&expected[p], uint8_t{1}, __ATOMIC_RELAXED);
-      }
-    }
-    ++q;
-  }
+    return true;
+  });
   const PlacementMap& params = *scan.params;
   ModuleTree::ParamRef* const resolved = scan.StartResolved(params.size());
   for (size_t i = 0; i < params.size(); ++i) {
     ModuleTree::ParamRef ref = resolver.ResolveParameter(root, params[i].name);
     if (ref.module_path != kNoPath) {
       stamps.declared_by[ref.param] = stamp;
-      bool nested = false;
-      for (PathId a = ref.module_path; a != root && !nested; a = tree.parent(a)) nested = owner_at(a);
-      if (nested) ref.module_path = OwnerScan::kNested;
+      if (Nested(tree, owner_at, root, ref.module_path)) ref.module_path = OwnerScan::kNested;
     }
     resolved[i] = ref;
   }
