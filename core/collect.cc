@@ -487,14 +487,19 @@ void CheckNesting(const ModuleTree& tree, const Owners& owners, DiagnosticSink& 
   const NameId none = doc.names.Find("none");
   const NameId mesh = doc.names.Find("mesh");
   const absl::Span<const Owner> entries = owners.InOrder();
-  // Each entry's binding kind (kNoName when inactive), and the entry index
-  // (in order) of the active owner at each path. A model provider's spec is
-  // its module's, whose kind the tree keeps packed: a Module is a cache miss.
+  // Each entry's binding kind (kNoName when inactive), and whether an
+  // active owner lies at each path. A model provider's spec is its
+  // module's, whose kind the tree keeps packed: a Module is a cache miss.
   // Every kind is written below: `kinds` is not zeroed first (4 MB for a
-  // million owners: 3.6% of the phase's instructions at 100,000).
+  // million owners: 3.6% of the phase's instructions at 100,000). The marks
+  // are bytes, where they were entry indexes: the array is filled for every
+  // path on one thread first, and the few paths found marked look their
+  // entry up in the owners' index.
   const std::unique_ptr<NameId[]> kinds(new NameId[entries.size()]);
-  std::vector<uint32_t> active_at(tree.size(), UINT32_MAX);
-  // Owners have distinct paths: each index is written once.
+  // bool, not uint8_t: a store to a char type could alias anything, and
+  // the loops would reload what they read from memory after each.
+  const std::unique_ptr<bool[]> active(new bool[tree.size()]());
+  // Owners have distinct paths: each mark is written once.
   ParallelFor(entries.size(), 4096, [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
       const Owner& o = entries[i];
@@ -503,7 +508,7 @@ void CheckNesting(const ModuleTree& tree, const Owners& owners, DiagnosticSink& 
         kind = o.parallel == tree.parallel(o.path) ? tree.binding_kind(o.path) : o.parallel->binding_kind;
       }
       kinds[i] = kind == none ? kNoName : kind;
-      if (kinds[i] != kNoName) active_at[o.path] = static_cast<uint32_t>(i);
+      if (kinds[i] != kNoName) active[o.path] = true;
     }
   });
   // In parallel: the (inner, outer) entry pairs of overlapping active
@@ -521,8 +526,9 @@ void CheckNesting(const ModuleTree& tree, const Owners& owners, DiagnosticSink& 
           if (kind == kNoName) continue;
           const size_t from = found.size();
           for (PathId a = tree.parent(entries[e].path); a != kNoPath; a = tree.parent(a)) {
-            const uint32_t i = active_at[a];
-            if (i == UINT32_MAX) continue;
+            if (!active[a]) continue;
+            // The entry of a's module lies at a.
+            const uint32_t i = static_cast<uint32_t>(owners.Find(tree.module(a)) - entries.data());
             const NameId pkind = kinds[i];
             if (kind == pkind || kind == mesh || pkind == mesh) found.emplace_back(static_cast<uint32_t>(e), i);
           }
