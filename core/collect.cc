@@ -309,10 +309,14 @@ std::vector<std::vector<PathId>> Collector::MatchingPaths(const std::vector<Glob
   // that the patterns' quick tests then run over (a single pattern reads
   // each FQN once anyway).
   constexpr PathId kChunk = 2048;
-  using Match = std::pair<uint32_t, PathId>;  // (pattern, path)
+  // Per chunk, each pattern's matches in path order; then each pattern's
+  // chunks joined in parallel. (One list of (pattern, path) pairs per
+  // chunk, spread over the patterns on one thread afterwards, took 30 us
+  // of the DeepSeek-V3-sized model's collection, in order.)
+  const size_t chunk_count = ChunkCount(stop - first, kChunk);
+  std::vector<std::vector<std::vector<PathId>>> found(globs.size(), std::vector<std::vector<PathId>>(chunk_count));
   PerThread<NameSteps> steps([] { return NameSteps(); });
-  const std::vector<Match> found =
-      ParallelGather<Match>(first, stop, kChunk, [&](size_t chunk_begin, size_t chunk_end, std::vector<Match>& out) {
+  ParallelChunks(first, stop, kChunk, [&](size_t c, size_t chunk_begin, size_t chunk_end) {
         const PathId begin = static_cast<PathId>(chunk_begin), end = static_cast<PathId>(chunk_end);
         std::array<uint32_t, kChunk> sizes;
         std::array<uint64_t, kChunk> tails;
@@ -362,7 +366,7 @@ std::vector<std::vector<PathId>> Collector::MatchingPaths(const std::vector<Glob
               candidates[n] = p;
               n += automaton.accepts[state];
             }
-            for (size_t k = 0; k < n; ++k) out.emplace_back(g, candidates[k]);
+            found[g][c].assign(candidates.begin(), candidates.begin() + n);
             continue;
           }
           if (batch) {
@@ -374,16 +378,16 @@ std::vector<std::vector<PathId>> Collector::MatchingPaths(const std::vector<Glob
               n += glob.MayMatchAscii(sizes[p - begin], tails[p - begin]);
             }
             for (size_t k = 0; k < n; ++k) {
-              if (glob.MatchAscii(tree_.fqn(candidates[k]))) out.emplace_back(g, candidates[k]);
+              if (glob.MatchAscii(tree_.fqn(candidates[k]))) found[g][c].push_back(candidates[k]);
             }
             continue;
           }
           for (PathId p = lo; p < hi; ++p) {
-            if (ascii ? glob.MatchesAscii(tree_.fqn(p)) : glob.Matches(tree_.fqn(p))) out.emplace_back(g, p);
+            if (ascii ? glob.MatchesAscii(tree_.fqn(p)) : glob.Matches(tree_.fqn(p))) found[g][c].push_back(p);
           }
         }
       });
-  for (const auto& [g, p] : found) matches[g].push_back(p);  // chunk by chunk: in path order
+  for (size_t g = 0; g < globs.size(); ++g) matches[g] = JoinChunks(found[g]);
   return matches;
 }
 
