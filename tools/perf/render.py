@@ -636,6 +636,20 @@ def render(results, profile_path, out_path):
             if slower:
                 w("A phase slower on two CPUs than on one (" + ", ".join(slower) + ") is not Amdahl: no stage "
                   "does more work on two threads.")
+            w("Where the DeepSeek-V3-sized model's time goes on two threads (a build with timers, not kept, "
+              "2026-12-02, round trip 150-250 ns): `Claims` scans its 15 blocks of 1,024 owners in 47-51 us "
+              "each on either thread count and applies each in 10-15 us, so its applies do not bound it; its "
+              "first block, whose owners are spread over every layer (the model providers, the attention "
+              "families, then experts 0-9 of each layer, in the reference's order), takes 80 us to scan, the "
+              "second thread waits about 30 us for it, and the 15 blocks split 8 and 7 between the threads. "
+              "A first block of half the size, or blocks of 512 or 768 owners, made no difference "
+              "(interleaved runs). Its pass over the parameter names scales 1.7x. `PlanCheck`'s blocks take "
+              "16 us to scan and 10 us to apply, so its in-order applies come close to bounding it. In "
+              "`Collect` the glob matching scales 1.8x, the reservation of the native requests' 15,000 hits "
+              "(two parallel passes over the module index) 1.3x, and the model providers, families and "
+              "family subtrees run on one thread. Until 2026-12-02 the claims' scans of the experts' MLPs "
+              "went through the per-thread stamp arrays and took 70 us a block on two threads against 51 us "
+              "on one (docs/architecture.md); the model's parallel phases then reached 1.10-1.52x.")
             w("On these VMs the 2-CPU speed of the phases whose threads pass data to each other changes over "
               "minutes with the time a cache line takes between the two vCPUs, which depends on where the host "
               "puts them: on 2026-12-01 (the AMD EPYC VM) its round trip (measured as `//bench:round_trip` "
