@@ -15,7 +15,8 @@ What it does, in order (python3 standard library only):
  3. with --wait-steady S, waits up to S seconds for the CPUs to be steady (equal speeds on a probe,
     a short round trip: wait_steady), and again before step 4;
     runs `shardplan check --threads 1` and `--threads 2` on each under
-    `/usr/bin/time -f "%e %M %U %S"` (runs interleaved, median of 3);
+    `/usr/bin/time -f "%e %M %U %S"` (one untimed warm-up run each, then runs interleaved, median
+    of --runs);
  4. runs the Google Benchmark suite (if it builds) on the largest model of each kind, pinned to one
     CPU with `taskset -c 0` (oneTBB then uses one thread) and on both CPUs; before and after, times
     each CPU alone on a probe benchmark and a cache line's round trip between two CPUs;
@@ -183,16 +184,25 @@ def machine_info():
         "python": platform.python_version(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "loadavg_start": open("/proc/loadavg").read().split()[:3],
-        "fault_ns_per_4k": {"small": fault_cost_ns(False), "huge": fault_cost_ns(True)},
+        "fault_ns_per_4k": {"small": fault_cost_ns(False), "huge": fault_cost_ns(True),
+                            "huge_after_pause": fault_cost_ns(True, rounds=1, pause_s=PAUSE_S), "pause_s": PAUSE_S},
     }
 
 
-def fault_cost_ns(huge, mib=64, rounds=3):
+# Seconds a virtual machine with free page reporting (virtio-balloon) leaves freed memory unused before
+# handing it back to the host (2 s in Linux's page_reporting), with a margin.
+PAUSE_S = 4
+
+
+def fault_cost_ns(huge, mib=64, rounds=3, pause_s=0):
     """ns to fault in 4 KiB of fresh anonymous memory, small or transparent huge pages (best of
     `rounds` maps of `mib` MiB): the CLI's runs fault in about as many bytes as the document has,
-    and the cost per fault differs several-fold between virtual machines."""
+    and the cost per fault differs several-fold between virtual machines. With `pause_s`, each map
+    follows a pause of that many seconds, after which a VM with free page reporting has handed the
+    memory freed before it back to the host, which must then back it again."""
     size, best = mib << 20, float("inf")
     for _ in range(rounds):
+        time.sleep(pause_s)
         m = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
         m.madvise(mmap.MADV_HUGEPAGE if huge else mmap.MADV_NOHUGEPAGE)
         start = time.perf_counter()
@@ -333,6 +343,10 @@ def run_cli(cli, doc, threads, tfile):
 
 
 def measure_doc(cli, doc, runs, tfile):
+    # One untimed run per thread count first: after a pause (generating and counting the document,
+    # wait_idle), a VM with free page reporting has handed the memory freed before it back to the
+    # host, and the first run pays for the host's backing it again (fault_cost_ns).
+    warmup = {t: run_cli(cli, doc, t, tfile) for t in (1, 2)}
     samples = {1: [], 2: []}
     for _ in range(runs):
         for t in (1, 2):  # interleaved, so slow phases of a shared machine hit both alike
@@ -345,6 +359,7 @@ def measure_doc(cli, doc, runs, tfile):
     m = SUMMARY.search(samples[1][0]["summary"])
     return {
         "runs": runs,
+        "warmup": {str(t): {k: v for k, v in x.items() if k != "summary"} for t, x in warmup.items()},
         "samples": {str(t): [{k: v for k, v in x.items() if k != "summary"} for x in s] for t, s in samples.items()},
         "median": {str(t): v for t, v in med.items()},
         "owners": int(m.group(1)), "owned_names": int(m.group(2)), "aliases": int(m.group(3)),

@@ -189,7 +189,10 @@ def render(results, profile_path, out_path):
          + (f", with uncommitted changes in {', '.join('`' + p + '`' for p in dirty)}" if dirty else "")],
         *([["fresh memory, per 4 KiB", f"{fault['small'] / 1000:.2f} us with small pages, "
              f"{fault['huge'] / 1000:.2f} us with transparent huge pages (a page fault each, or one per 2 MiB: "
-             "64 MiB mapped and written, best of 3)"]] if fault else []),
+             "64 MiB mapped and written, best of 3)"
+             + (f"; {fault['huge_after_pause'] / 1000:.2f} us with huge pages after a {fault['pause_s']} s pause "
+                "(once), when the VM has handed freed memory back to its host" if "huge_after_pause" in fault
+                else "")]] if fault else []),
         ["load average at start / end", f"{' '.join(mach['loadavg_start'])} / {' '.join(mach.get('loadavg_end', []))}"],
     ]))
     w("")
@@ -222,7 +225,17 @@ def render(results, profile_path, out_path):
     w('/usr/bin/time -f "%e %M %U %S" bazel-out/k8-opt/bin/cli/shardplan check --threads 1 DOC   # and --threads 2')
     w("```")
     w("")
-    w(f"{R['runs']} runs per thread count (threads 1 and 2 interleaved), the median is reported; wall time is "
+    g300 = by_id.get("generic-300000", {})
+    w300, t300 = g300.get("warmup", {}).get("1"), g300.get("median", {}).get("1")
+    warm = ("One untimed warm-up run per thread count, then " if any("warmup" in d for d in docs) else "")
+    w(f"{warm}{R['runs']} runs per thread count (threads 1 and 2 interleaved), the median is reported. "
+      + ("The warm-up is there for this VM: it reports memory that has been free for about 2 s to its host "
+         "(Linux's free page reporting, on in its kernel command line), and the first run after a pause "
+         "(generating the document, waiting for an idle machine) pays for the host's backing that memory again "
+         "(the machine table's fresh memory after a pause)" if warm else "")
+      + (f"; the 300,000-parameter document's warm-up took {w300['wall_s']:.2f} s ({w300['sys_s']:.2f} s "
+         f"system) on 1 thread, its median {t300['wall_s']:.2f} s ({t300['sys_s']:.2f} s system). "
+         if w300 else ". " if warm else "") + "Wall time is "
       "measured around the process by the script (`perf_counter`, finer than `%e`), peak memory is `%M` "
       "(max RSS). `--threads 1` runs the engine on the calling thread without starting oneTBB; without "
       "`--threads`, the CLI does the same for documents under 4 MiB (docs/architecture.md). "
