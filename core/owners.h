@@ -3,6 +3,8 @@
 #ifndef SHARDPLAN_CORE_OWNERS_H_
 #define SHARDPLAN_CORE_OWNERS_H_
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cassert>
 #include <cstdint>
@@ -104,15 +106,37 @@ class Owners {
       });
       return ok.load();
     };
-    const bool taken = all([&](size_t k) {
-      const PathId path = path_at(k);
-      const ModuleId m = module_of(path);
-      reserved_[first + k] = path;
-      if (__atomic_load_n(&index_[m], __ATOMIC_RELAXED) != kNone || refuse(m)) return false;
-      __atomic_store_n(&index_[m], static_cast<uint32_t>(base + k), __ATOMIC_RELAXED);
-      return true;
+    std::atomic<bool> taken{true};
+    ParallelFor(n, 1024, [&](size_t begin, size_t end) {
+      // In batches: each batch's modules first, then their indexes. GCC
+      // does not keep memory in registers across an atomic access, so one
+      // loop reloaded the captured pointers before every item's loads, and
+      // those loads (cache misses, 60% of the loop's time) did not overlap.
+      constexpr size_t kBatch = 16;
+      constexpr ModuleId kRefused = UINT32_MAX;  // no module has this id
+      std::array<ModuleId, kBatch> modules;
+      bool ok = true;
+      for (size_t from = begin; from < end; from += kBatch) {
+        const size_t to = std::min(end, from + kBatch);
+        for (size_t k = from; k < to; ++k) {
+          const PathId path = path_at(k);
+          reserved_[first + k] = path;
+          const ModuleId m = module_of(path);
+          modules[k - from] = refuse(m) ? kRefused : m;
+        }
+        uint32_t* const index = index_.data();
+        for (size_t k = from; k < to; ++k) {
+          const ModuleId m = modules[k - from];
+          if (m == kRefused || __atomic_load_n(&index[m], __ATOMIC_RELAXED) != kNone) {
+            ok = false;
+          } else {
+            __atomic_store_n(&index[m], static_cast<uint32_t>(base + k), __ATOMIC_RELAXED);
+          }
+        }
+      }
+      if (!ok) taken.store(false, std::memory_order_relaxed);
     });
-    if (taken && all([&](size_t k) { return index_of(k) == base + k; })) return true;
+    if (taken.load() && all([&](size_t k) { return index_of(k) == base + k; })) return true;
     // Undone: the indexes this call wrote lie in [base, base + n).
     ParallelFor(n, 1024, [&](size_t begin, size_t end) {
       for (size_t k = begin; k < end; ++k) {
