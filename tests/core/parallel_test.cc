@@ -4,11 +4,13 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
-#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -248,7 +250,7 @@ TEST(TouchPagesTest, AdvisesHugePagesOnTheWholeHugePagesOfTheRange) {
 // Every index is scanned once into a fresh result, and applied once, in
 // increasing order, with what its own scan left; scans of later blocks may
 // run while earlier ones are applied, so apply also checks it never sees a
-// result still being written.
+// result still being written. The blocks are sized as parallel.h says.
 TEST(ScanThenApplyTest, AppliesEveryScanInIndexOrder) {
   struct Result {
     std::vector<size_t> values;  // fresh: empty
@@ -258,19 +260,17 @@ TEST(ScanThenApplyTest, AppliesEveryScanInIndexOrder) {
     for (int threads : {1, 4}) {
       std::vector<std::atomic<int>> scanned(n);
       std::vector<size_t> applied;
-      std::atomic<size_t> blocks{0};
-      size_t block = 0;
+      std::mutex mutex;
+      std::map<size_t, size_t> blocks;  // first index -> size
+      size_t arena = 1;  // the threads that ran it
       WithThreads(threads, [&] {
-        // Blocks of 64; with several threads, of n / 128 where that is
-        // more (at most 128 blocks).
-        block = ArenaThreads() > 1 ? std::max<size_t>(64, ChunkCount(n, 128)) : 64;
+        arena = ArenaThreads();
         ScanThenApply<Result>(
             n, 64,
             [&](size_t begin, size_t end, Result* results) {
-              ++blocks;
-              ASSERT_LE(end - begin, block);
-              if (end != n) {
-                ASSERT_EQ(end - begin, block);
+              {
+                std::lock_guard<std::mutex> lock(mutex);
+                blocks[begin] = end - begin;
               }
               for (size_t i = begin; i < end; ++i) {
                 Result& r = results[i - begin];
@@ -289,8 +289,29 @@ TEST(ScanThenApplyTest, AppliesEveryScanInIndexOrder) {
       std::vector<size_t> want(n);
       for (size_t i = 0; i < n; ++i) want[i] = i;
       EXPECT_EQ(applied, want) << "n=" << n << " threads=" << threads;
-      EXPECT_EQ(blocks.load(), (n + block - 1) / block) << "n=" << n;
       for (size_t i = 0; i < n; ++i) ASSERT_EQ(scanned[i].load(), 1) << i;
+      std::vector<size_t> sizes;
+      for (const auto& [begin, size] : blocks) sizes.push_back(size);
+      if (arena == 1 || n <= 64) {
+        // Blocks of 64, the last one shorter.
+        ASSERT_EQ(sizes.size(), (n + 63) / 64) << "n=" << n;
+        for (size_t k = 0; k + 1 < sizes.size(); ++k) EXPECT_EQ(sizes[k], 64u) << "n=" << n;
+        continue;
+      }
+      // As many blocks as blocks of 64 (of n / 128 where that is more)
+      // would make, rounded up to a multiple of the threads; even, but for
+      // the first and the last of more than two, which hold half of n /
+      // blocks.
+      const size_t at_most = std::max<size_t>(64, (n + 127) / 128);
+      const size_t count = ((n + at_most - 1) / at_most + arena - 1) / arena * arena;
+      ASSERT_EQ(sizes.size(), count) << "n=" << n << " threads=" << arena;
+      const size_t ends = count > 2 ? 1 : 0;
+      const auto [least, most] = std::minmax_element(sizes.begin() + ends, sizes.end() - ends);
+      EXPECT_LE(*most - *least, 1u) << "n=" << n;
+      if (ends == 1) {
+        EXPECT_EQ(sizes.front(), n / count / 2) << "n=" << n;
+        EXPECT_EQ(sizes.back(), n / count / 2) << "n=" << n;
+      }
     }
   }
 }
