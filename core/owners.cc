@@ -37,7 +37,7 @@ OwnerKind KindOf(const Owner& owner, const ModuleTree& tree) {
 }
 
 Owners::Owners(size_t module_count) : index_(module_count, kNone) {
-  ReserveTouched(entries_, module_count);
+  ReserveAdvised(entries_, module_count);
   removed_.reserve(module_count);
 }
 
