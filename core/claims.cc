@@ -355,6 +355,9 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
   owned.resize(chunk_count);
   std::vector<std::vector<std::pair<std::string, std::string>>> aliases(chunk_count);
   ParallelChunks(0, tree.size(), kGrain, [&](size_t c, size_t first, size_t stop) {
+    // A slot per path, as models go: grown from empty, a chunk's list was
+    // reallocated a dozen times.
+    owned[c].reserve(stop - first);
     for (PathId q = static_cast<PathId>(first); q < stop; ++q) {
       for (const auto& [name, p] : tree.params(q)) {
         if (!claims.owned(p)) continue;
