@@ -81,6 +81,15 @@ def verdict(t):
     return "**missed**", f"reaches {val / lim:.0%} of the minimum ({lim / val:.2f}x short)"
 
 
+CLOSE = 1.05  # a target met by less than this factor is discussed with the missed ones
+
+
+def margin(t):
+    """How far a met target is inside its limit, as a factor of at least 1."""
+    lim, val = t["limit"], t["measured"]
+    return (lim / val if val else float("inf")) if t.get("better", "lower") == "lower" else val / lim
+
+
 def fmt_val(t, v):
     if v is None:
         return "n/a"
@@ -474,14 +483,21 @@ def render(results, profile_path, out_path):
       "are the phases marked parallel in section 4, summed, 1 CPU over 2 CPUs.")
     w("")
 
+    # Targets missed, or met by less than CLOSE: a slower stretch of the VM can miss those.
     missed = [tg for tg in der["targets"] if tg["met"] is False]
-    if missed:
-        w("## 8. Why targets are missed")
+    close = [tg for tg in der["targets"] if tg["met"] and margin(tg) < CLOSE]
+    if missed or close:
+        w("## 8. " + ("Targets missed or close to their limit" if close else "Why targets are missed"))
         w("")
+        if close:
+            w("Met by less than " + f"{CLOSE - 1:.0%}" + " in this run: " + "; ".join(
+                f"{tg['what']} ({verdict(tg)[1]})" for tg in close) + ". A slower stretch of this VM "
+              "(section 5) can miss them.")
+            w("")
         w("What the measurements and profiles below show, target by target. The profiles are summarized in "
           "[tools/perf/profile.txt](../tools/perf/profile.txt) and quoted here as they were at this run.")
         w("")
-        keys = {tg["key"] for tg in missed}
+        keys = {tg["key"] for tg in missed + close}
         cg = profiles.get("callgrind-deepseek")
         cg2 = profiles.get("callgrind-generic-100000")
         pf = profiles.get("perf")
