@@ -21,7 +21,8 @@ What it does, in order (python3 standard library only):
     CPU with `taskset -c 0` (oneTBB then uses one thread) and on both CPUs; before and after, times
     each CPU alone on a probe benchmark and a cache line's round trip between two CPUs;
  5. profiles: callgrind of the DeepSeek document and of a 100k-parameter document (--threads 1),
-    `perf` of the largest generic document, massif (heap at its peak) of the 100k document;
+    `perf` of the largest generic document (after a warm-up run), massif (heap at its peak) of the
+    100k document;
  6. writes tools/perf/results.json, tools/perf/profile.txt and tools/perf/time_memory.svg
     (plot.py), then docs/performance.md (render.py).
 
@@ -669,6 +670,9 @@ PERF_LINE = re.compile(r"^\s*([\d.]+)%\s+(\S+)\s+\[(.)\]\s+(.+)$")
 
 def perf_profile(cli, doc, work):
     data = work / "perf.data"
+    # A warm-up first, as for the timed runs (measure_doc): after the callgrind runs, the first run
+    # spent over half its samples in the kernel zeroing pages the host had to back again.
+    sh([cli, "check", "--threads", "1", str(doc)])
     r = sh(["perf", "record", "-q", "-F", "999", "-o", str(data), cli, "check", "--threads", "1", str(doc)])
     if r.returncode != 0:
         raise RuntimeError("perf record failed: " + r.stderr[-300:])
