@@ -15,8 +15,8 @@ What it does, in order (python3 standard library only):
  3. with --wait-steady S, waits up to S seconds for the CPUs to be steady (equal speeds on a probe,
     a short round trip: wait_steady), and again before step 4;
     runs `shardplan check --threads 1` and `--threads 2` on each under
-    `/usr/bin/time -f "%e %M %U %S"` (one untimed warm-up run each, then runs interleaved, median
-    of --runs);
+    `/usr/bin/time -f "%e %M %U %S"` (one untimed warm-up run each, then runs interleaved, each
+    after writing and freeing its peak RSS in fresh memory (preback), median of --runs);
  4. runs the Google Benchmark suite (if it builds) on the largest model of each kind, pinned to one
     CPU with `taskset -c 0` (oneTBB then uses one thread) and on both CPUs; before and after, times
     each CPU alone on a probe benchmark and a cache line's round trip between two CPUs;
@@ -343,14 +343,34 @@ def run_cli(cli, doc, threads, tfile):
             "user_s": float(last[2]), "sys_s": float(last[3]), "summary": summary}
 
 
+def preback(nbytes):
+    """Writes `nbytes` of fresh anonymous memory (on transparent huge pages where granted) and frees it.
+
+    On a VM with free page reporting, memory that has been free for about 2 s goes back to the host,
+    and a process that gets it pays for the host's backing it again (fault_cost_ns: 7-9 us per
+    4 KiB, against 0.5): the guest's own page faults and zeroing are the same either way. Run just
+    before a timed run, this leaves as much backed memory free as the run will take."""
+    huge = 2 << 20
+    size = (nbytes + huge - 1) // huge * huge
+    m = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    m.madvise(mmap.MADV_HUGEPAGE)
+    for off in range(0, size, 4096):
+        m[off] = 1
+    m.close()
+
+
 def measure_doc(cli, doc, runs, tfile):
     # One untimed run per thread count first: after a pause (generating and counting the document,
     # wait_idle), a VM with free page reporting has handed the memory freed before it back to the
-    # host, and the first run pays for the host's backing it again (fault_cost_ns).
+    # host, and the first run pays for the host's backing it again (fault_cost_ns). The warm-up
+    # alone left two of five runs of the 300,000-parameter document paying for it (0.58 and 0.62 s
+    # against 0.32-0.35 s, 2026-12-02): each timed run follows preback() of its peak RSS and a quarter.
     warmup = {t: run_cli(cli, doc, t, tfile) for t in (1, 2)}
+    back = max(x["rss_kb"] for x in warmup.values()) * 1024 * 5 // 4
     samples = {1: [], 2: []}
     for _ in range(runs):
         for t in (1, 2):  # interleaved, so slow phases of a shared machine hit both alike
+            preback(back)
             samples[t].append(run_cli(cli, doc, t, tfile))
     med = {}
     for t, s in samples.items():
@@ -361,6 +381,7 @@ def measure_doc(cli, doc, runs, tfile):
     return {
         "runs": runs,
         "warmup": {str(t): {k: v for k, v in x.items() if k != "summary"} for t, x in warmup.items()},
+        "prebacked_mib": round(back / 2**20),
         "samples": {str(t): [{k: v for k, v in x.items() if k != "summary"} for x in s] for t, s in samples.items()},
         "median": {str(t): v for t, v in med.items()},
         "owners": int(m.group(1)), "owned_names": int(m.group(2)), "aliases": int(m.group(3)),

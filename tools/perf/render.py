@@ -244,7 +244,12 @@ def render(results, profile_path, out_path):
          "(the machine table's fresh memory after a pause)" if warm else "")
       + (f"; the 300,000-parameter document's warm-up took {w300['wall_s']:.2f} s ({w300['sys_s']:.2f} s "
          f"system) on 1 thread, its median {t300['wall_s']:.2f} s ({t300['sys_s']:.2f} s system). "
-         if w300 else ". " if warm else "") + "Wall time is "
+         if w300 else ". " if warm else "")
+      + ("Later runs could still get such memory, at random (two of five 1-thread runs of that document took "
+         "0.58 and 0.62 s against 0.32-0.35 s, 2026-12-02), so each timed run follows `preback`: the script "
+         "writes as much fresh memory as the warm-up's peak RSS and a quarter, and frees it, leaving memory "
+         "the host backs for the run (the run still takes its own page faults and zeroes its pages). "
+         if any("prebacked_mib" in d for d in docs) else "") + "Wall time is "
       "measured around the process by the script (`perf_counter`, finer than `%e`), peak memory is `%M` "
       "(max RSS). `--threads 1` runs the engine on the calling thread without starting oneTBB; without "
       "`--threads`, the CLI does the same for documents under 4 MiB (docs/architecture.md). "
