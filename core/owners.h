@@ -100,17 +100,15 @@ class Owners {
     // Hits of one module race on its index (relaxed): whichever store
     // stays, the other hit does not find its own index.
     auto index_of = [&](size_t k) -> uint32_t& { return index_[module_of(path_at(k))]; };
+    // Whether holds(begin, end) is true for every chunk, run in parallel.
     auto all = [&](auto&& holds) {
       std::atomic<bool> ok{true};
       ParallelFor(n, 1024, [&](size_t begin, size_t end) {
-        bool chunk_ok = true;
-        for (size_t k = begin; k < end; ++k) chunk_ok &= holds(k);
-        if (!chunk_ok) ok.store(false, std::memory_order_relaxed);
+        if (!holds(begin, end)) ok.store(false, std::memory_order_relaxed);
       });
       return ok.load();
     };
-    std::atomic<bool> taken{true};
-    ParallelFor(n, 1024, [&](size_t begin, size_t end) {
+    const bool taken = all([&](size_t begin, size_t end) {
       // In batches: each batch's modules first, then their indexes. GCC
       // does not keep memory in registers across an atomic access, so one
       // loop reloaded the captured pointers before every item's loads, and
@@ -137,9 +135,14 @@ class Owners {
           }
         }
       }
-      if (!ok) taken.store(false, std::memory_order_relaxed);
+      return ok;
     });
-    if (taken.load() && all([&](size_t k) { return index_of(k) == base + k; })) return true;
+    auto own_indexes = [&](size_t begin, size_t end) {  // each hit's module kept the hit's index
+      bool ok = true;
+      for (size_t k = begin; k < end; ++k) ok &= index_of(k) == base + k;
+      return ok;
+    };
+    if (taken && all(own_indexes)) return true;
     // Undone: the indexes this call wrote lie in [base, base + n).
     ParallelFor(n, 1024, [&](size_t begin, size_t end) {
       for (size_t k = begin; k < end; ++k) {
