@@ -286,14 +286,15 @@ void ScanThenApply(size_t n, size_t block, Scan&& scan, Apply&& apply) {
   const size_t threads = ArenaThreads();
   constexpr size_t kMaxBlocks = 128;
   const size_t at_most = std::max(block, ChunkCount(n, kMaxBlocks));
-  const size_t count = ChunkCount(ChunkCount(n, at_most), threads) * threads;
-  const size_t half = count > 2 ? n / count / 2 : 0;  // the first and the last block's size
-  auto start_of = [&](size_t k) -> size_t {
-    if (half == 0) return k * n / count;
-    if (k == 0 || k == count) return k == 0 ? 0 : n;
-    return half + (k - 1) * (n - 2 * half) / (count - 2);
-  };
   if (threads > 1 && n > at_most) {
+    const size_t count = ChunkCount(ChunkCount(n, at_most), threads) * threads;
+    const size_t half = count > 2 ? n / count / 2 : 0;  // the first and the last block's size
+    auto start_of = [&](size_t k) -> size_t {
+      if (half == 0) return k * n / count;
+      if (k == 0) return 0;
+      if (k == count) return n;
+      return half + (k - 1) * (n - 2 * half) / (count - 2);
+    };
     alignas(64) std::atomic<size_t> next{0};     // the next block to take
     alignas(64) std::atomic<size_t> applied{0};  // blocks applied, in order
     alignas(64) std::atomic<bool> failed{false};
