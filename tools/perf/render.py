@@ -68,26 +68,26 @@ def table(header, rows):
     return "\n".join(out)
 
 
-def verdict(t):
-    if t["met"] is None:
-        return "not measured", t.get("note") or ""
-    lim, val, unit = t["limit"], t["measured"], t["unit"]
-    if t.get("better", "lower") == "lower":
-        if t["met"]:
-            return "**met**", f"{lim / val:.2f}x headroom" if val else ""
-        return "**missed**", f"{val / lim:.2f}x over the limit"
-    if t["met"]:
-        return "**met**", f"{val / lim:.2f}x the minimum"
-    return "**missed**", f"reaches {val / lim:.0%} of the minimum ({lim / val:.2f}x short)"
-
-
-CLOSE = 1.05  # a target met by less than this factor is discussed with the missed ones
-
-
 def margin(t):
     """How far a met target is inside its limit, as a factor of at least 1."""
     lim, val = t["limit"], t["measured"]
     return (lim / val if val else float("inf")) if t.get("better", "lower") == "lower" else val / lim
+
+
+def verdict(t):
+    if t["met"] is None:
+        return "not measured", t.get("note") or ""
+    lim, val = t["limit"], t["measured"]
+    if t.get("better", "lower") == "lower":
+        if t["met"]:
+            return "**met**", f"{margin(t):.2f}x headroom" if val else ""
+        return "**missed**", f"{val / lim:.2f}x over the limit"
+    if t["met"]:
+        return "**met**", f"{margin(t):.2f}x the minimum"
+    return "**missed**", f"reaches {val / lim:.0%} of the minimum ({lim / val:.2f}x short)"
+
+
+CLOSE = 1.05  # a target met by less than this factor is discussed with the missed ones
 
 
 def cold_note(doc):
