@@ -285,7 +285,7 @@ class Parser {
   }
   std::vector<ParamId> param_by_name_;
   std::vector<ModuleId> module_by_name_;
-  NameSet provider_fqns_, plan_fqns_;
+  NameBits provider_fqns_, plan_fqns_;
 };
 
 bool Parser::CheckUniqueKeys(const Value& obj) {

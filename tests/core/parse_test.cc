@@ -185,6 +185,30 @@ TEST(ParseTest, DuplicateKeysAreRefusedAtAnyDepth) {
             "/providers/sharding//params/weight/tp");
 }
 
+// Provider and plan maps check their FQNs for duplicates by name id: a
+// repeat far from the first spelling (many names, interned elsewhere
+// first or not) is found, and one map's names do not count in the other.
+TEST(ParseTest, RepeatedFqnsInProviderAndPlanMapsAreRefused) {
+  const std::string layout = R"J({"params": {}, "in_src": {}, "in_dst": {}})J";
+  auto map = [&](int n, int repeat) {
+    std::string entries;
+    for (int i = 0; i < n; ++i) absl::StrAppend(&entries, "\"blocks.", i, "\": ", layout, ", ");
+    if (repeat >= 0) absl::StrAppend(&entries, "\"blocks.", repeat, "\": ", layout, ", ");
+    return absl::StrCat("{", entries, "\"\": ", layout, "}");
+  };
+  auto doc = [&](const std::string& providers, const std::string& plan) {
+    return Edit(R"J("providers": {"sharding": {"": {"params": {"weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}}}})J",
+                absl::StrCat("\"providers\": {\"sharding\": ", providers, "}, \"plan\": {\"modules\": ", plan, "}"));
+  };
+  EXPECT_EQ(Invalid(doc(map(300, -1), map(300, -1))).message, "");
+  for (int repeat : {0, 63, 64, 299}) {
+    Diagnostic d = Invalid(doc(map(300, repeat), map(10, -1)));
+    EXPECT_EQ(d.message, absl::StrCat("duplicate key 'blocks.", repeat, "' (at /providers/sharding/blocks.", repeat, ")"));
+    d = Invalid(doc(map(10, -1), map(300, repeat)));
+    EXPECT_EQ(*d.pointer, absl::StrCat("/plan/modules/blocks.", repeat)) << d.message;
+  }
+}
+
 TEST(ParseTest, HugeAndNonIntegerNumbersAreRefused) {
   EXPECT_NE(Invalid(Edit("\"tp\": 4", "\"tp\": 18446744073709551616")).message, "");
   EXPECT_NE(Invalid(Edit("\"tp\": 4", "\"tp\": 4.0")).message, "");
