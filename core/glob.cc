@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "core/interner.h"
 
 namespace shardplan {
 namespace {
@@ -237,7 +238,10 @@ bool Glob::SegmentMatchesAt(const Segment& seg, const Char* text) const {
   uint32_t t = seg.begin;
   if constexpr (sizeof(Char) == 1) {  // ASCII text
     const size_t n = seg.literal_end - seg.begin;
-    if (n != 0 && std::memcmp(text, ascii_literals_.data() + seg.literal_offset, n) != 0) return false;
+    if (!SameText(std::string_view(reinterpret_cast<const char*>(text), n),
+                  std::string_view(ascii_literals_.data() + seg.literal_offset, n))) {
+      return false;
+    }
     t = seg.literal_end;
   }
   for (; t < seg.end; ++t) {

@@ -15,17 +15,8 @@ constexpr size_t kFirstBlock = 64 * 1024;
 constexpr size_t kLastBlock = 8 * 1024 * 1024;
 constexpr size_t kMinSlots = 16;
 
-uint64_t Load8(const char* p) {
-  uint64_t word;
-  std::memcpy(&word, p, 8);
-  return word;
-}
-
-uint32_t Load4(const char* p) {
-  uint32_t word;
-  std::memcpy(&word, p, 4);
-  return word;
-}
+using bytes::Load4;
+using bytes::Load8;
 
 uint64_t Mix(uint64_t h) {  // MurmurHash3's 64-bit finalizer
   h ^= h >> 33;
@@ -62,23 +53,6 @@ uint32_t Interner::Hash(std::string_view text) {
 // The first slot to probe for `hash`: the hash scaled to the table size.
 size_t Interner::Home(uint32_t hash) const { return static_cast<size_t>((uint64_t{hash} * slots_.size()) >> 32); }
 
-// Whether `a` and `b`, of the same size, hold the same bytes: names are
-// short, and fixed-size loads (overlapping where the size is not a multiple
-// of their width) beat a call to memcmp.
-static bool SameBytes(const char* a, const char* b, size_t n) {
-  if (n >= 8) {
-    for (size_t i = 0; i + 8 < n; i += 8) {
-      if (Load8(a + i) != Load8(b + i)) return false;
-    }
-    return Load8(a + n - 8) == Load8(b + n - 8);
-  }
-  if (n >= 4) return Load4(a) == Load4(b) && Load4(a + n - 4) == Load4(b + n - 4);
-  for (size_t i = 0; i < n; ++i) {
-    if (a[i] != b[i]) return false;
-  }
-  return true;
-}
-
 Interner::Slot& Interner::Probe(std::string_view text, uint32_t hash) const {
   const size_t size = slots_.size();
   for (size_t i = Home(hash);; i = i + 1 == size ? 0 : i + 1) {
@@ -86,7 +60,7 @@ Interner::Slot& Interner::Probe(std::string_view text, uint32_t hash) const {
     if (slot.id == kNoName) return slot;
     if (slot.hash != hash) continue;
     const std::string_view name = views_[slot.id];
-    if (name.size() == text.size() && SameBytes(name.data(), text.data(), text.size())) return slot;
+    if (SameText(name, text)) return slot;
   }
 }
 

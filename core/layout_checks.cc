@@ -150,7 +150,7 @@ bool CleanLayouts::CheckedPorts(const ModuleTree& tree, PathId path, const Layou
 }
 
 bool CleanLayouts::ParallelAxes(const ParallelSpec& parallel) {
-  if (clean_axes_ == parallel.axes) return true;
+  if (clean_axes_ && SameNames(*clean_axes_, parallel.axes)) return true;
   if (!doc_.OnMeshAxes(parallel)) {
     return false;
   }

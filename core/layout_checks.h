@@ -8,6 +8,7 @@
 
 #include "core/diagnostic.h"
 #include "core/module_tree.h"
+#include "core/name_set.h"
 #include "core/owners.h"
 
 namespace shardplan {
@@ -42,7 +43,7 @@ class CleanLayouts {
   bool Ports(const ModuleTree& tree, PathId path, const Layout& layout) {
     return (Plain(layout) && clean_ports_.in_src != nullptr && layout.in_src().get() == clean_ports_.in_src &&
             layout.in_dst().get() == clean_ports_.in_dst && tree.var_keyword(path) == clean_ports_.var_keyword &&
-            (clean_ports_.var_keyword || tree.forward(path) == absl::MakeConstSpan(clean_ports_.forward))) ||
+            (clean_ports_.var_keyword || SameNames(tree.forward(path), clean_ports_.forward))) ||
            CheckedPorts(tree, path, layout);
   }
   // CheckPlacements reports nothing for `layout`.

@@ -12,6 +12,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
+#include "absl/types/span.h"
 #include "core/interner.h"
 
 namespace shardplan {
@@ -47,6 +48,17 @@ class NameSet {
   absl::InlinedVector<NameId, kSmall> small_;  // no allocation while small
   absl::flat_hash_set<NameId> hashed_;
 };
+
+// Whether two lists of names are the same, compared inline: == on spans
+// and vectors of integers calls memcmp, which costs more than comparing the
+// one or two names (forward names, mesh axes) an owner's checks compare.
+inline bool SameNames(absl::Span<const NameId> a, absl::Span<const NameId> b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
 
 // A set of interned names as one bit per NameId: for the maps of up to
 // millions of FQNs (providers, the plan), whose keys are checked for

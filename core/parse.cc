@@ -229,7 +229,7 @@ class Parser {
     Recent& r = recent_[name.empty() ? 0
                                      : (name.size() * 7 + static_cast<uint8_t>(name.front()) * 3 +
                                         static_cast<uint8_t>(name.back())) % recent_.size()];
-    if (r.id == kNoName || r.text != name) {
+    if (r.id == kNoName || !SameText(r.text, name)) {
       r.id = doc_.names.Intern(name);
       r.text = doc_.names.View(r.id);
     }
@@ -318,7 +318,7 @@ bool Parser::ReadFields(const Value& obj, const std::array<std::string_view, N>&
   for (auto m = obj.MemberBegin(); m != obj.MemberEnd(); ++m) {
     const std::string_view key = Str(m->name);
     size_t k = 0;
-    while (k < N && allowed[k] != key) ++k;
+    while (k < N && !SameText(allowed[k], key)) ++k;
     if (k == N) {
       At at(*this, key);
       std::string list;
@@ -535,7 +535,7 @@ bool Parser::ParameterItem(std::string_view id, const Value& v) {
       At at_dtype(*this, "dtype");
       if (!ExpectString(*dtype)) return false;
       auto found = std::find_if(std::begin(kDtypes), std::end(kDtypes),
-                                [&](const auto& d) { return d.first == Str(*dtype); });
+                                [&](const auto& d) { return SameText(d.first, Str(*dtype)); });
       if (found == std::end(kDtypes)) {
         return Fail(absl::StrCat("unknown dtype ", PyRepr(Str(*dtype)),
                                  " (expected float32, float16, bfloat16, float8_e4m3fn, "
@@ -743,12 +743,13 @@ bool Parser::SameParallel(const Value& v, const ParallelSpec& spec) const {
   if (!v.IsObject() || v.MemberCount() != 2) return false;
   const json::Member& kind = v.MemberBegin()[0];
   const json::Member& axes = v.MemberBegin()[1];
-  if (Str(kind.name) != "binding_kind" || !kind.value.IsString() || Str(kind.value) != doc_.Name(spec.binding_kind) ||
-      Str(axes.name) != "axes" || !axes.value.IsArray() || axes.value.Size() != spec.axes.size()) {
+  if (Str(kind.name) != "binding_kind" || !kind.value.IsString() ||
+      !SameText(Str(kind.value), doc_.Name(spec.binding_kind)) || Str(axes.name) != "axes" || !axes.value.IsArray() ||
+      axes.value.Size() != spec.axes.size()) {
     return false;
   }
   for (size_t i = 0; i < spec.axes.size(); ++i) {
-    if (!axes.value[i].IsString() || Str(axes.value[i]) != doc_.Name(spec.axes[i])) return false;
+    if (!axes.value[i].IsString() || !SameText(Str(axes.value[i]), doc_.Name(spec.axes[i]))) return false;
   }
   return true;
 }

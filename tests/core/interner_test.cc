@@ -20,6 +20,28 @@ TEST(InternerTest, SameNameSameIdDenseInFirstSeenOrder) {
   EXPECT_EQ(names.View(2), "");
 }
 
+// SameText compares with fixed-size loads that overlap for sizes that are
+// not a multiple of 8: every size and every differing position must count.
+TEST(InternerTest, SameTextSeesEveryByteOfEverySize) {
+  for (size_t n = 0; n <= 40; ++n) {
+    std::string a(n, 'x');
+    for (size_t i = 0; i < n; ++i) a[i] = static_cast<char>('a' + i % 26);
+    std::string b = a;
+    EXPECT_TRUE(SameText(a, b)) << n;
+    for (size_t i = 0; i < n; ++i) {
+      b = a;
+      b[i] ^= 0x01;
+      EXPECT_FALSE(SameText(a, b)) << n << " " << i;
+    }
+    EXPECT_FALSE(SameText(a, a + "y")) << n;
+    if (n > 0) EXPECT_FALSE(SameText(a, a.substr(1))) << n;
+  }
+  // Views into a larger buffer: the loads stay inside each view.
+  const std::string text = "blocks.12.lin0 blocks.12.lin0";
+  EXPECT_TRUE(SameText(std::string_view(text).substr(0, 14), std::string_view(text).substr(15, 14)));
+  EXPECT_FALSE(SameText(std::string_view(text).substr(0, 14), std::string_view(text).substr(14, 14)));
+}
+
 TEST(InternerTest, FindDoesNotIntern) {
   Interner names;
   EXPECT_EQ(names.Find("x"), kNoName);  // before any slot exists
