@@ -34,7 +34,9 @@ TEST(InternerTest, SameTextSeesEveryByteOfEverySize) {
       EXPECT_FALSE(SameText(a, b)) << n << " " << i;
     }
     EXPECT_FALSE(SameText(a, a + "y")) << n;
-    if (n > 0) EXPECT_FALSE(SameText(a, a.substr(1))) << n;
+    if (n > 0) {
+      EXPECT_FALSE(SameText(a, a.substr(1))) << n;
+    }
   }
   // Views into a larger buffer: the loads stay inside each view.
   const std::string text = "blocks.12.lin0 blocks.12.lin0";
