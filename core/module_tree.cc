@@ -233,18 +233,14 @@ ModuleTree::ParamRef ModuleTree::Resolver::ResolveParameter(PathId from, NameId 
   return q == kNoPath ? ParamRef{} : tree_.ParameterOf(q, split.names.back());
 }
 
-PathId ModuleTree::Resolver::Resolve(std::string_view fqn) {
+PathId ModuleTree::Resolver::ResolveFrom(PathId after, std::string_view fqn) {
   if (fqn.empty()) return 0;
   // Child names are unique, non-empty and without dots, so a path whose FQN
   // is spelled like `fqn` is the path it names. The path after the last
-  // one's subtree (its next sibling, or the subtree that follows) comes
-  // next when a list follows path order.
-  const PathId after = tree_.end(last_);
-  if (after < tree_.size() && tree_.fqn(after) == fqn) return last_ = after;
-  // The next few apart: folded into one loop with the first, a first-try
-  // hit took 19 more instructions (DeepSeek-V3-sized plan, callgrind).
+  // one's subtree (its next sibling, or the subtree that follows) came
+  // first (Resolve); the next few follow when a list skips some.
   for (PathId p = after + 1; p < std::min<PathId>(tree_.size(), after + kPathsCompared); ++p) {
-    if (tree_.fqn(p) == fqn) return last_ = p;
+    if (SameText(tree_.fqn(p), fqn)) return last_ = p;
   }
   // Otherwise, from the last path's deepest ancestor-or-self whose FQN is
   // a whole leading segment of fqn, remembering its child on the way to
