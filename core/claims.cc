@@ -231,6 +231,30 @@ void ScanOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, const Own
   }
 }
 
+// A claim's diagnostic on the owner's param `entry` (unknown-parameter,
+// nested-duplicate, shared-conflict), and omitted-parameters: out of line
+// and cold, as a million claims make none. Written in the apply, their
+// strings and closures gave it a 300-byte frame, a stack protector and
+// some 20 instructions per owner before any parameter was claimed.
+[[gnu::noinline, gnu::cold]] void ReportParameter(const ModuleTree& tree, const Owner& owner,
+                                                  const PlacementEntry& entry, std::string_view code,
+                                                  std::string (*message)(std::string_view), DiagnosticSink& sink) {
+  const Document& doc = tree.doc();
+  const std::string_view fqn = tree.fqn(owner.path), local = doc.Name(entry.name);
+  const std::string full = msg::FullName(fqn, local);
+  Diagnostic& d = sink.Error(code, message(full));
+  d.fqn = std::string(fqn);
+  d.parameter = full;
+  d.pointer = absl::StrCat(doc.PointerOf(owner.layout->origin), "/params/", JsonPointerToken(local));
+}
+
+[[gnu::noinline, gnu::cold]] void ReportOmitted(const ModuleTree& tree, const Owner& owner, const std::string& message,
+                                                DiagnosticSink& sink) {
+  Diagnostic& d = sink.Error("omitted-parameters", message);
+  d.fqn = std::string(tree.fqn(owner.path));
+  d.pointer = absl::StrCat(tree.doc().PointerOf(owner.layout->origin), "/params");
+}
+
 }  // namespace
 
 SmallVector<ParamId> Declarations::Required(const Owner& owner) const {
@@ -248,8 +272,7 @@ SmallVector<ParamId> Declarations::Required(const Owner& owner) const {
 std::string Claims::CanonicalName(const ModuleTree& tree, ParamId p) const { return tree.FullName(canonical[p]); }
 
 Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omissions, DiagnosticSink& sink) {
-  const Document& doc = tree.doc();
-  const size_t param_count = doc.parameters.size();
+  const size_t param_count = tree.doc().parameters.size();
   Claims claims;
   claims.placement.assign(param_count, nullptr);
   claims.canonical.reset(new ModuleTree::ParamPath[param_count]);
@@ -299,7 +322,9 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
     }
   };
   using Outcome = Declarations::Outcome;
-  auto claim = [&](size_t e, OwnerScan& scan) {
+  // Inlined into ScanThenApply's loop: called once per owner, the call
+  // and the captures it reloaded cost Claims 8% at 1M owners (1 CPU).
+  auto claim = [&](size_t e, OwnerScan& scan) __attribute__((always_inline)) {
     if (scan.params == nullptr) return;
     Owner& owner = entries[e];
     const PlacementMap& params = *scan.params;
@@ -307,21 +332,13 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
     owner.declared = static_cast<uint32_t>(claims.declared.params.size());
     for (size_t i = 0; i < params.size(); ++i) {
       const PlacementEntry& entry = params[i];
-      auto report = [&](std::string_view code, std::string (*message)(std::string_view)) {
-        const std::string_view fqn = tree.fqn(owner.path), local = doc.Name(entry.name);
-        const std::string full = msg::FullName(fqn, local);
-        Diagnostic& d = sink.Error(code, message(full));
-        d.fqn = std::string(fqn);
-        d.parameter = full;
-        d.pointer = absl::StrCat(doc.PointerOf(owner.layout->origin), "/params/", JsonPointerToken(local));
-      };
       const ModuleTree::ParamRef& ref = resolved[i];
       Outcome outcome = Outcome::kRequired;
       if (ref.module_path == kNoPath) {
-        report("unknown-parameter", msg::UnknownParameter);
+        ReportParameter(tree, owner, entry, "unknown-parameter", msg::UnknownParameter, sink);
         outcome = Outcome::kRejected;
       } else if (ref.module_path == OwnerScan::kNested) {
-        report("nested-duplicate", msg::NestedDuplicate);
+        ReportParameter(tree, owner, entry, "nested-duplicate", msg::NestedDuplicate, sink);
         outcome = Outcome::kRejected;
       } else {
         const ParamId p = ref.param;
@@ -329,7 +346,7 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
           claims.placement[p] = &entry.placements;
           claims.canonical[p] = {ref.module_path, ref.name};
         } else if (!SamePlacements(*claims.placement[p], entry.placements)) {
-          report("shared-conflict", msg::SharedConflict);
+          ReportParameter(tree, owner, entry, "shared-conflict", msg::SharedConflict, sink);
         } else {
           outcome = Outcome::kDropped;
         }
@@ -337,11 +354,7 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
       claims.declared.params.push_back(ref.module_path == kNoPath ? kNoParam : ref.param);
       claims.declared.outcomes.push_back(outcome);
     }
-    if (scan.omitted_message) {
-      Diagnostic& d = sink.Error("omitted-parameters", *scan.omitted_message);
-      d.fqn = std::string(tree.fqn(owner.path));
-      d.pointer = absl::StrCat(doc.PointerOf(owner.layout->origin), "/params");
-    }
+    if (scan.omitted_message) ReportOmitted(tree, owner, *scan.omitted_message, sink);
   };
   ScanThenApply<OwnerScan>(entries.size(), 1024, scan_owners, claim);
   claims.expected_count = CountNonZero(claims.expected);
