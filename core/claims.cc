@@ -197,6 +197,27 @@ void ScanFewOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, const 
   }
 }
 
+// Fills `scan` (fresh) for a leaf owner at `root` whose layout declares
+// exactly its own slots `slots`, in their order (a Linear's weight and
+// bias, as models list them), and marks their parameters in `expected`:
+// each param names its slot, and none is omitted. Returns false, doing
+// nothing, for any other layout. Such owners are most of a large model's:
+// through ScanFewOwner's searches, claims at 1M of them took 9% longer
+// (1 CPU).
+bool ScanLeafInOrder(PathId root, absl::Span<const ModuleTree::Slot> slots, uint8_t* expected, OwnerScan& scan) {
+  const PlacementMap& params = *scan.params;
+  if (params.size() != slots.size()) return false;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (params[i].name != slots[i].first) return false;
+  }
+  ModuleTree::ParamRef* const resolved = scan.StartResolved(slots.size());
+  for (size_t i = 0; i < slots.size(); ++i) {
+    __atomic_store_n(&expected[slots[i].second], uint8_t{1}, __ATOMIC_RELAXED);
+    resolved[i] = ModuleTree::ParamRef{root, slots[i].first, slots[i].second};
+  }
+  return true;
+}
+
 // Fills `scan` (fresh), with `stamp` for this owner in the thread's
 // stamps, and marks its expected parameters in `expected`.
 void ScanOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, const OwnerAt& owner_at, const Owner& owner,
@@ -301,7 +322,10 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
       const absl::Span<const ModuleTree::Slot> slots = tree.params(root);
       std::array<ParamId, kFew> few;
       size_t count = 0;
-      if (few_declared && tree.end(root) == root + 1 && slots.size() <= kFew) {
+      const bool leaf = tree.end(root) == root + 1;
+      if (leaf && ScanLeafInOrder(root, slots, claims.expected.data(), scan)) {
+        // Each param names its own slot.
+      } else if (few_declared && leaf && slots.size() <= kFew) {
         ScanFewOwner(tree, resolver, owner_at, root, slots, slots, check_omissions, claims.expected.data(), scan);
       } else if (few_declared && (count = GatherFew(tree, owner_at, root, few)) <= kFew) {
         ScanFewOwner(tree, resolver, owner_at, root, slots, absl::Span<const ParamId>(few.data(), count),

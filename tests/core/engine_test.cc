@@ -195,6 +195,46 @@ TEST(EngineTest, OmissionsOfLeafOwnersAreTheSameWithFewAndManyDeclarations) {
   }
 }
 
+// A leaf owner that declares its own slots in their order is claimed on a
+// short path (each param names its slot); any other declaration takes the
+// general one. Both record the same: here the tied slot "again" is dropped
+// after "bias" in the module's order, and "bias" stays canonical.
+TEST(EngineTest, LeafOwnersDeclaringTheirSlotsInOrderAreClaimedAsTheOthers) {
+  auto check = [](std::string_view declared) {
+    return CheckDoc(absl::StrCat(
+        R"J({"schema": "shardplan.v1", "mesh": {"tp": 2}, "parameters": {"w": {}, "b": {}},)J",
+        R"J( "root": "model", "modules": {"model": {"children": {"lin": "lin"}},)J",
+        R"J( "lin": {"forward": ["x"], "params": {"weight": "w", "bias": "b", "again": "b"}}},)J",
+        R"J( "providers": {"sharding": {"lin": {"params": {)J", declared, R"J(}, "in_src": {}, "in_dst": {}}}}})J"));
+  };
+  using Outcome = Declarations::Outcome;
+  for (const char* declared : {R"J("weight": {}, "bias": {}, "again": {})J",   // in order: the short path
+                               R"J("weight": {}, "again": {}, "bias": {})J"}) {  // not in order
+    Result r = check(declared);
+    ASSERT_TRUE(r.ok) << declared << ": " << r.diagnostics[0].message;
+    const Owned& owned = *r.owned;
+    const absl::Span<const ParamId> params = owned.declared.ParamsOf(owned.entries[0]);
+    const absl::Span<const Outcome> outcomes = owned.declared.OutcomesOf(owned.entries[0]);
+    const bool in_order = std::string_view(declared).find("bias") < std::string_view(declared).find("again");
+    EXPECT_EQ(std::vector<ParamId>(params.begin(), params.end()), (std::vector<ParamId>{0, 1, 1})) << declared;
+    EXPECT_EQ(std::vector<Outcome>(outcomes.begin(), outcomes.end()),
+              (std::vector<Outcome>{Outcome::kRequired, Outcome::kRequired, Outcome::kDropped}))
+        << declared;
+    ASSERT_EQ(owned.aliases.size(), 1u) << declared;
+    EXPECT_EQ(owned.aliases[0].first, in_order ? "lin.bias" : "lin.again") << declared;
+  }
+  // As many params as slots, but not the same names: the general path
+  // reports the unknown one and the omitted one.
+  Result r = check(R"J("weight": {}, "bias": {}, "scale": {})J");
+  EXPECT_EQ(Codes(r), (std::vector<std::string>{"unknown-parameter"})) << r.diagnostics[0].message;
+  r = check(R"J("weight": {}, "scale": {}, "again": {})J");
+  EXPECT_EQ(Codes(r), (std::vector<std::string>{"unknown-parameter"}));
+  r = check(R"J("weight": {}, "bias": {})J");  // "again" names b, declared through "bias"
+  EXPECT_TRUE(r.ok);
+  r = check(R"J("bias": {}, "again": {})J");
+  EXPECT_EQ(Codes(r), (std::vector<std::string>{"omitted-parameters"}));
+}
+
 TEST(EngineTest, PlanIsCheckedOnlyWhenCollectionSucceeded) {
   std::string plan = R"J(, "plan": {"modules": {"embed": {"params": {}, "in_src": {}, "in_dst": {}}}})J";
   Result failed = CheckDoc(Doc(R"J({"sharding": {"embed": {"params": {}, "in_src": {}, "in_dst": {}}}})J", plan));
