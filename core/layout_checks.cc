@@ -149,12 +149,12 @@ bool CleanLayouts::CheckedPorts(const ModuleTree& tree, PathId path, const Layou
   return true;
 }
 
-bool CleanLayouts::ParallelAxes(const ParallelSpec& parallel) {
-  if (clean_axes_ && SameNames(*clean_axes_, parallel.axes)) return true;
-  if (!doc_.OnMeshAxes(parallel)) {
-    return false;
+bool CleanLayouts::CheckedParallelAxes(const ParallelSpec& parallel) {
+  if (!(clean_axes_ && SameNames(*clean_axes_, parallel.axes))) {
+    if (!doc_.OnMeshAxes(parallel)) return false;
+    clean_axes_ = parallel.axes;
   }
-  clean_axes_ = parallel.axes;
+  clean_spec_ = &parallel;
   return true;
 }
 

@@ -52,8 +52,12 @@ class CleanLayouts {
                                                      layout.out_src().get(), layout.out_dst().get()};
     return maps == clean_maps_ || CheckedPlacements(maps);
   }
-  // CheckParallelAxes reports nothing for `parallel`.
-  bool ParallelAxes(const ParallelSpec& parallel);
+  // CheckParallelAxes reports nothing for `parallel`: the last clean spec
+  // is remembered, and its axes, as a native request's owners share its
+  // spec (so that case is inline) and specs repeat the same axes.
+  bool ParallelAxes(const ParallelSpec& parallel) {
+    return &parallel == clean_spec_ || CheckedParallelAxes(parallel);
+  }
 
  private:
   struct Facts {
@@ -67,10 +71,11 @@ class CleanLayouts {
   static bool Plain(const Layout& layout) {
     return layout.legacy_field() == kNoName && layout.params() && (!layout.out_names() || layout.out_names()->size() <= 1);
   }
-  // Ports and Placements past the remembered case: each remembers what it
-  // finds clean.
+  // Ports, Placements and ParallelAxes past the remembered case: each
+  // remembers what it finds clean.
   bool CheckedPorts(const ModuleTree& tree, PathId path, const Layout& layout);
   bool CheckedPlacements(const std::array<const PlacementMap*, 5>& maps);
+  bool CheckedParallelAxes(const ParallelSpec& parallel);
 
   const Document& doc_;
   Facts facts_[8];  // the maps seen last
@@ -78,6 +83,8 @@ class CleanLayouts {
   // The maps (params, in_src, in_dst, out_src, out_dst) of the last clean
   // layout: consecutive owners usually share all five.
   std::array<const PlacementMap*, 5> clean_maps_ = {};
+  // The last clean parallel spec, and its axes.
+  const ParallelSpec* clean_spec_ = nullptr;
   std::optional<SmallVector<NameId>> clean_axes_;
   struct CleanPorts {
     const PlacementMap* in_src = nullptr;
