@@ -45,19 +45,10 @@ constexpr std::string_view kUsage =
     "  --format json   the result object, one JSON object per line per document\n"
     "  --max-paths N   refuse documents whose module tree has more than N paths\n"
     "                  (default 10000000)\n"
-    "  --threads N     worker threads, 0 for all cores (default: one thread for a\n"
-    "                  document under 4 MiB, all cores for larger ones); results\n"
-    "                  are the same for every thread count\n"
+    "  --threads N     worker threads, 0 for all cores (default: all cores);\n"
+    "                  results are the same for every thread count\n"
     "\n"
     "Exit status: 0 no errors, 1 a document has errors, 2 usage or I/O error.\n";
-
-// Without --threads, documents under this size are checked on one thread,
-// where the engine starts no oneTBB scheduler or worker thread
-// (WithThreads). On the 2-core VM of docs/performance.md, 3 MB documents
-// took 16-17 ms on one thread and 20-21 ms on two (medians of 11 runs); a
-// 9.5 MB one took 34 ms on two threads and 42 ms on one in a steady
-// stretch, before one thread left oneTBB out (3 to 5 ms less).
-constexpr size_t kOneThreadBelow = size_t{4} << 20;
 
 int Usage(std::string_view problem) {
   std::cerr << "shardplan: " << problem << "\n\n" << kUsage;
@@ -260,7 +251,6 @@ int Run(bool plan, const std::vector<std::string>& args) {
   std::string format = "text";
   shardplan::CheckOptions options;
   std::vector<std::string> docs;
-  bool threads_given = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--help" || arg == "-h") {
@@ -280,7 +270,6 @@ int Run(bool plan, const std::vector<std::string>& args) {
       if (!absl::SimpleAtoi(value, &options.threads) || options.threads < 0) {
         return Usage(absl::StrCat("--threads needs a non-negative integer, got '", value, "'"));
       }
-      threads_given = true;
     } else if (arg.size() > 1 && arg[0] == '-') {
       return Usage(absl::StrCat("unknown option '", arg, "'"));
     } else {
@@ -301,10 +290,8 @@ int Run(bool plan, const std::vector<std::string>& args) {
     }
     // The engine lets the text go once parsed.
     const std::function<void()> release = [&input] { input.Release(); };
-    shardplan::CheckOptions doc_options = options;
-    if (!threads_given && input.text().size() < kOneThreadBelow) doc_options.threads = 1;
-    absl::StatusOr<shardplan::Result> result = plan ? shardplan::PlanText(input.text(), release, doc_options)
-                                                    : shardplan::CheckText(input.text(), release, doc_options);
+    absl::StatusOr<shardplan::Result> result = plan ? shardplan::PlanText(input.text(), release, options)
+                                                    : shardplan::CheckText(input.text(), release, options);
     if (!result.ok()) {
       std::cerr << "shardplan: " << result.status().message() << "\n";
       status = 2;

@@ -268,7 +268,7 @@ def render(results, profile_path, out_path):
          + cold_note(g300) + ". " if any("prebacked_mib" in d for d in docs) else "") + "Wall time is "
       "measured around the process by the script (`perf_counter`, finer than `%e`), peak memory is `%M` "
       "(max RSS). `--threads 1` runs the engine on the calling thread without starting oneTBB; without "
-      "`--threads`, the CLI does the same for documents under 4 MiB (docs/architecture.md). "
+      "`--threads`, the CLI uses all cores (docs/architecture.md). "
       "Every run must print `DOC: ok: ...`. Module and parameter counts are counted in each "
       "generated document (paths of `named_modules` / `named_parameters`, as the engine expands them). "
       "The per-phase numbers come from `//bench:core_benchmark` (Google Benchmark, `--benchmark_format=json`), "
@@ -500,7 +500,7 @@ def render(results, profile_path, out_path):
     w("Definitions: *claims and checks* is the sum of the `Collect`, `Nesting`, `OwnerChecks`, `Claims` and "
       "`PlanCheck` benchmarks (everything after parsing the document and building the module tree), pinned to "
       "one CPU, divided by the parameter paths. The DeepSeek and 1,000,000-parameter CLI times are the "
-      "`--threads 2` runs of section 3, the CLI's default for documents this large (documents without a plan); the decade ratios use 1 thread. *Parallel phases* "
+      "`--threads 2` runs of section 3, the CLI's default on this machine (documents without a plan); the decade ratios use 1 thread. *Parallel phases* "
       "are the phases marked parallel in section 4, summed, 1 CPU over 2 CPUs.")
     w("")
 
