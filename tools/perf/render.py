@@ -720,7 +720,11 @@ def render(results, profile_path, out_path):
               "and its `PlanCheck` 0.25 instead of 0.32 ms (medians of 10 interleaved runs). With two threads, a "
               "million owners go in 128 blocks instead of 512 since 2026-12-02: in a slow stretch `Claims` took "
               "13.7 instead of 16.4 ms on two CPUs (best of 8 interleaved runs), in a fast one the same. The "
-              "median of the rounds is kept, so a "
+              "DeepSeek-V3-sized model's parallel phases depend on it most: at commit d8817ee they reached "
+              "1.73x in a measured run with a 158 ns round trip, and 1.58x an hour later with 430-520 ns "
+              "(3.25 ms on one CPU, 2.05 ms on two, best of 6 and 4 interleaved runs, 2026-12-03): their "
+              "phases take 0.1-1.7 ms, so each oneTBB fork and join and each block handed between the threads "
+              "weighs more than at 1,000,000 parameters, which kept 1.8x. The median of the rounds is kept, so a "
               "run whose rounds fall in a slow stretch reports it; the round trips before and after the "
               "benchmarks are in section 5.")
             if busiest > BUSY:
