@@ -233,7 +233,7 @@ ModuleTree::ParamRef ModuleTree::Resolver::ResolveParameter(PathId from, NameId 
   return q == kNoPath ? ParamRef{} : tree_.ParameterOf(q, split.names.back());
 }
 
-PathId ModuleTree::Resolver::ResolveFrom(PathId after, std::string_view fqn) {
+PathId ModuleTree::Resolver::ResolveAfterMiss(PathId after, std::string_view fqn) {
   if (fqn.empty()) return 0;
   // Child names are unique, non-empty and without dots, so a path whose FQN
   // is spelled like `fqn` is the path it names. The path after the last

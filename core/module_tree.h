@@ -111,7 +111,7 @@ class ModuleTree {
     PathId Resolve(std::string_view fqn) {
       const PathId after = tree_.end(last_);
       if (after < tree_.size() && SameText(tree_.fqn(after), fqn)) return last_ = after;
-      return ResolveFrom(after, fqn);
+      return ResolveAfterMiss(after, fqn);
     }
     // ModuleTree::ResolveParameter(from, the text of local).
     ParamRef ResolveParameter(PathId from, NameId local);
@@ -119,7 +119,7 @@ class ModuleTree {
    private:
     // Resolve, where `after` (the path after the last one's subtree) is
     // not the path `fqn` names.
-    PathId ResolveFrom(PathId after, std::string_view fqn);
+    PathId ResolveAfterMiss(PathId after, std::string_view fqn);
     // A local name split at its dots: the children's names, then the
     // slot's (a name with a leading dot takes the general path).
     struct Split {
