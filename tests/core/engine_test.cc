@@ -224,7 +224,8 @@ TEST(EngineTest, LeafOwnersDeclaringTheirSlotsInOrderAreClaimedAsTheOthers) {
     EXPECT_EQ(owned.aliases[0].first, in_order ? "lin.bias" : "lin.again") << declared;
   }
   // As many params as slots, but not the same names: the general path
-  // reports the unknown one and the omitted one.
+  // reports the unknown one (b is declared through "bias" or "again", so
+  // nothing is omitted); with a slot left out, the omitted one.
   Result r = check(R"J("weight": {}, "bias": {}, "scale": {})J");
   EXPECT_EQ(Codes(r), (std::vector<std::string>{"unknown-parameter"})) << r.diagnostics[0].message;
   r = check(R"J("weight": {}, "scale": {}, "again": {})J");
