@@ -5,8 +5,8 @@
 
 #include "absl/status/statusor.h"
 #include "core/engine.h"
-#include "core/module_tree.h"
-#include "core/parse.h"
+#include "core/model/module_tree.h"
+#include "core/model/parse.h"
 #include "core/result.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"

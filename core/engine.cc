@@ -4,15 +4,15 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "core/claims.h"
-#include "core/collect.h"
-#include "core/layout_checks.h"
-#include "core/module_tree.h"
-#include "core/owners.h"
-#include "core/parallel.h"
-#include "core/plan_check.h"
-#include "core/planner.h"
-#include "core/shapes.h"
+#include "core/ownership/claims.h"
+#include "core/ownership/collect.h"
+#include "core/ownership/layout_checks.h"
+#include "core/model/module_tree.h"
+#include "core/ownership/owners.h"
+#include "core/exec/parallel.h"
+#include "core/planning/plan_check.h"
+#include "core/planning/planner.h"
+#include "core/planning/shapes.h"
 
 namespace shardplan {
 

@@ -16,7 +16,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "core/parse.h"
+#include "core/model/parse.h"
 #include "core/result.h"
 
 namespace shardplan {

@@ -8,13 +8,13 @@
 #include <utility>
 #include <vector>
 
-#include "core/claims.h"
-#include "core/communication.h"
+#include "core/ownership/claims.h"
+#include "core/planning/communication.h"
 #include "core/diagnostic.h"
-#include "core/memory.h"
-#include "core/document.h"
-#include "core/module_tree.h"
-#include "core/owners.h"
+#include "core/planning/memory.h"
+#include "core/model/document.h"
+#include "core/model/module_tree.h"
+#include "core/ownership/owners.h"
 
 namespace shardplan {
 

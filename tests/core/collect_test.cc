@@ -1,14 +1,14 @@
-#include "core/collect.h"
+#include "core/ownership/collect.h"
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/glob.h"
-#include "core/messages.h"
-#include "core/owners.h"
-#include "core/parse.h"
+#include "core/text/glob.h"
+#include "core/diagnostics/messages.h"
+#include "core/ownership/owners.h"
+#include "core/model/parse.h"
 #include "gtest/gtest.h"
 
 namespace shardplan {

@@ -1,6 +1,6 @@
 // The communication a final plan implies: one record per (entry, port, axis)
 // where source and destination differ, and counts per (collective, axis).
-#include "core/communication.h"
+#include "core/planning/communication.h"
 
 #include <deque>
 #include <optional>

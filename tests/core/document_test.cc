@@ -1,4 +1,4 @@
-#include "core/document.h"
+#include "core/model/document.h"
 
 #include <algorithm>
 #include <memory>

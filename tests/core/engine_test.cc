@@ -2,8 +2,9 @@
 // the result's JSON.
 #include "core/engine.h"
 
-#include "core/messages.h"
-#include "core/parse.h"
+#include "core/diagnostics/messages.h"
+#include "core/model/parse.h"
+#include "core/planning/styles.h"
 
 #include <string>
 #include <vector>

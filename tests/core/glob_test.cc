@@ -1,4 +1,4 @@
-#include "core/glob.h"
+#include "core/text/glob.h"
 
 #include <fstream>
 #include <optional>

@@ -1,4 +1,4 @@
-#include "core/interner.h"
+#include "core/model/interner.h"
 
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "core/json.h"
+#include "core/model/json.h"
 
 #include <cstdint>
 #include <random>

@@ -1,4 +1,4 @@
-#include "core/layout_checks.h"
+#include "core/ownership/layout_checks.h"
 
 #include <memory>
 #include <random>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/parse.h"
+#include "core/model/parse.h"
 #include "gtest/gtest.h"
 
 namespace shardplan {

@@ -1,7 +1,7 @@
 // Parameter memory per device: hand-computed cases, then the grouped
 // difference-array computation against the literal definition (every
 // device, every parameter) on random meshes and parameters.
-#include "core/memory.h"
+#include "core/planning/memory.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "core/module_tree.h"
+#include "core/model/module_tree.h"
 
 #include <memory>
 #include <random>
@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/parse.h"
+#include "core/model/parse.h"
 #include "gtest/gtest.h"
 
 namespace shardplan {

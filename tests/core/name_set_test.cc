@@ -1,4 +1,4 @@
-#include "core/name_set.h"
+#include "core/model/name_set.h"
 
 #include <vector>
 

@@ -1,10 +1,10 @@
-#include "core/owners.h"
+#include "core/ownership/owners.h"
 
 #include <memory>
 #include <utility>
 #include <vector>
 
-#include "core/parallel.h"
+#include "core/exec/parallel.h"
 #include "gtest/gtest.h"
 
 namespace shardplan {

@@ -1,6 +1,6 @@
 // The parallel phases must not change anything: the same result, byte for
 // byte, and the same diagnostics in the same order, for every thread count.
-#include "core/parallel.h"
+#include "core/exec/parallel.h"
 
 #include <sys/mman.h>
 

@@ -1,4 +1,4 @@
-#include "core/parse.h"
+#include "core/model/parse.h"
 
 #include <string>
 #include <utility>

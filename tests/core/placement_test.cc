@@ -1,4 +1,4 @@
-#include "core/placement.h"
+#include "core/model/placement.h"
 
 #include "gtest/gtest.h"
 

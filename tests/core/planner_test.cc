@@ -1,11 +1,11 @@
 // Building the final plan from owners, templates and overrides.
-#include "core/planner.h"
+#include "core/planning/planner.h"
 
 #include <string>
 
-#include "core/claims.h"
-#include "core/collect.h"
-#include "core/parse.h"
+#include "core/ownership/claims.h"
+#include "core/ownership/collect.h"
+#include "core/model/parse.h"
 #include "gtest/gtest.h"
 
 namespace shardplan {

@@ -1,4 +1,4 @@
-#include "core/pyrepr.h"
+#include "core/text/pyrepr.h"
 
 #include "gtest/gtest.h"
 

@@ -1,6 +1,6 @@
 // Shape checks of a final plan: out-of-range shard dims, uneven and empty
 // shards, counted in units of blocks.
-#include "core/shapes.h"
+#include "core/planning/shapes.h"
 
 #include <cstdint>
 #include <deque>

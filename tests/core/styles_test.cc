@@ -1,4 +1,4 @@
-#include "core/styles.h"
+#include "core/planning/styles.h"
 
 #include <string>
 

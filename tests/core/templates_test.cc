@@ -1,4 +1,4 @@
-#include "core/templates.h"
+#include "core/planning/templates.h"
 
 #include <string>
 #include <utility>

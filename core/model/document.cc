@@ -1,0 +1,117 @@
+#include "core/model/document.h"
+
+#include "absl/hash/hash.h"
+#include "absl/strings/str_cat.h"
+#include "core/model/parse.h"
+
+namespace shardplan {
+
+std::string Document::PointerOf(const Origin& origin) const {
+  auto module = [&](std::string_view rest) {
+    return absl::StrCat("/modules/", JsonPointerToken(Name(modules[origin.index].id)), rest);
+  };
+  switch (origin.kind) {
+    case Origin::Kind::kProvider:
+      return absl::StrCat("/providers/sharding/", JsonPointerToken(Name(model_providers[origin.index].fqn)));
+    case Origin::Kind::kPlan:
+      return absl::StrCat("/plan/modules/", JsonPointerToken(Name((*plan)[origin.index].fqn)));
+    case Origin::Kind::kOverride:
+      return absl::StrCat("/overrides/", JsonPointerToken(Name(overrides[origin.index].fqn)));
+    case Origin::Kind::kNativeSharding:
+      return absl::StrCat("/providers/native/", origin.index, "/sharding");
+    case Origin::Kind::kNativeParallel:
+      return absl::StrCat("/providers/native/", origin.index, "/parallel");
+    case Origin::Kind::kFamily:
+      return module("/family/sharding");
+    case Origin::Kind::kCachedSharding:
+      return module("/family/cached/sharding");
+    case Origin::Kind::kCachedParallel:
+      return module("/family/cached/parallel");
+    case Origin::Kind::kModuleParallel:
+      return module("/parallel");
+    case Origin::Kind::kTemplateRule:
+      return templates[origin.index].rules[origin.rule].pointer;
+  }
+  return "";
+}
+
+size_t MapStore::HashOf(const PlacementMap& map) {
+  uint64_t h = map.size();
+  auto mix = [&h](uint64_t v) { h = (h ^ v) * 0x9e3779b97f4a7c15ull; };
+  for (const PlacementEntry& e : map) {
+    mix(e.name);
+    for (const AxisPlacement& a : e.placements) {
+      const Placement& p = a.placement;
+      // What operator== compares: the dim of a shard, the op of a partial.
+      const uint64_t detail = p.kind == Placement::Kind::kShard     ? static_cast<uint32_t>(p.dim)
+                              : p.kind == Placement::Kind::kPartial ? static_cast<uint64_t>(p.op)
+                                                                    : 0;
+      mix((uint64_t{a.axis} << 32) ^ (static_cast<uint64_t>(p.kind) << 40) ^ detail);
+    }
+  }
+  return absl::HashOf(h);
+}
+
+bool MapStore::Same(const PlacementMap& a, const PlacementMap& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const NamedPlacements& x = a[i].placements;
+    const NamedPlacements& y = b[i].placements;
+    if (a[i].name != b[i].name || x.size() != y.size()) return false;
+    for (size_t k = 0; k < x.size(); ++k) {
+      if (x[k].axis != y[k].axis || x[k].placement != y[k].placement) return false;
+    }
+  }
+  return true;
+}
+
+MapRef MapStore::Intern(PlacementMap map) { return MapRef(Stored(std::move(map), maps_, index_)); }
+
+size_t MapStore::HashOf(const LayoutBody& body) {
+  const SmallVector<NameId>* names = body.out_names.get();
+  return absl::HashOf(body.params.get(), body.in_src.get(), body.in_dst.get(), body.out_src.get(), body.out_dst.get(),
+                      body.legacy_field, names != nullptr, names != nullptr ? absl::MakeConstSpan(*names)
+                                                                            : absl::Span<const NameId>());
+}
+
+bool MapStore::Same(const LayoutBody& a, const LayoutBody& b) {
+  return a.params.get() == b.params.get() && a.in_src.get() == b.in_src.get() && a.in_dst.get() == b.in_dst.get() &&
+         a.out_src.get() == b.out_src.get() && a.out_dst.get() == b.out_dst.get() &&
+         a.legacy_field == b.legacy_field && a.out_names == b.out_names;
+}
+
+const LayoutBody* MapStore::Intern(LayoutBody body) { return Stored(std::move(body), bodies_, body_index_); }
+
+std::unique_ptr<Document> Document::Clone() const {
+  auto copy = std::make_unique<Document>();
+  copy->names = names.Clone();
+  copy->maps = std::make_shared<MapStore>(maps);
+  copy->mesh = mesh;
+  copy->mesh_names = mesh_names;
+  copy->parameters = parameters;
+  copy->modules.reserve(modules.size());
+  for (const Module& m : modules) {
+    Module& c = copy->modules.emplace_back();
+    c.id = m.id;
+    c.type = m.type;
+    c.forward = m.forward;
+    c.var_keyword = m.var_keyword;
+    c.first_input = m.first_input;
+    c.children = m.children;
+    c.params = m.params;
+    c.parallel = m.parallel;
+    if (m.family) c.family = std::make_unique<Family>(*m.family);
+  }
+  copy->family_modules = family_modules;
+  copy->root = root;
+  copy->tree_paths = tree_paths;
+  copy->tree_fqn_bytes = tree_fqn_bytes;
+  copy->model_providers = model_providers;
+  copy->native = native;
+  copy->plan = plan;
+  copy->templates = templates;
+  copy->overrides = overrides;
+  return copy;
+}
+
+}  // namespace shardplan

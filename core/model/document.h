@@ -1,0 +1,349 @@
+// The parsed shardplan.v1 document (spec section 2): mesh, parameter and
+// module identities, providers and an optional final plan. Every name is
+// interned; modules and parameters are dense indexes.
+#ifndef SHARDPLAN_CORE_MODEL_DOCUMENT_H_
+#define SHARDPLAN_CORE_MODEL_DOCUMENT_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
+#include "core/model/interner.h"
+#include "core/model/name_set.h"
+#include "core/model/placement.h"
+#include "core/model/style.h"
+
+namespace shardplan {
+
+using ModuleId = uint32_t;
+using ParamId = uint32_t;
+
+enum class Dtype : uint8_t {
+  kFloat32,
+  kFloat16,
+  kBfloat16,
+  kFloat8E4m3fn,
+  kFloat8E5m2,
+  kInt8,
+  kInt32,
+  kInt64,
+  kBool,
+};
+
+// A vector as large as a std::vector (24 bytes) that holds up to 16 bytes of
+// elements inline: the few names, children, parameters or dims a module or
+// parameter usually has need no allocation.
+template <typename T>
+using SmallVector = absl::InlinedVector<T, 16 / sizeof(T)>;
+
+// Named placements of ports (inputs or outputs) or of parameters, keyed by an
+// interned (possibly dotted) local name, in document order.
+struct PlacementEntry {
+  NameId name;
+  NamedPlacements placements;
+};
+using PlacementMap = absl::InlinedVector<PlacementEntry, 1>;
+
+// A layout's placement map, or none (absent or null in the document). It
+// points to an immutable map a MapStore keeps once however many layouts
+// spell it: a model has millions of layouts and few distinct maps, so a
+// map costs a layout body 8 bytes, whatever it holds. Read like a
+// std::optional.
+class MapRef {
+ public:
+  MapRef() = default;
+  explicit operator bool() const { return map_ != nullptr; }
+  const PlacementMap& operator*() const { return *map_; }
+  const PlacementMap* operator->() const { return map_; }
+  // The stored map: equal maps of one store are one map.
+  const PlacementMap* get() const { return map_; }
+
+ private:
+  friend class MapStore;
+  explicit MapRef(const PlacementMap* map) : map_(map) {}
+  const PlacementMap* map_ = nullptr;
+};
+
+// A layout's out_names, or none (absent or null in the document), read like
+// a std::optional: 8 bytes where a std::optional<SmallVector<NameId>> is 32
+// (few layouts have out_names).
+class OptionalNames {
+ public:
+  OptionalNames() = default;
+  OptionalNames(const OptionalNames& other) { *this = other; }
+  OptionalNames(OptionalNames&&) noexcept = default;
+  OptionalNames& operator=(const OptionalNames& other) {
+    if (this != &other) names_ = other ? std::make_unique<SmallVector<NameId>>(*other) : nullptr;
+    return *this;
+  }
+  OptionalNames& operator=(OptionalNames&&) noexcept = default;
+  OptionalNames& operator=(std::optional<SmallVector<NameId>> names) {
+    names_ = names ? std::make_unique<SmallVector<NameId>>(std::move(*names)) : nullptr;
+    return *this;
+  }
+
+  explicit operator bool() const { return names_ != nullptr; }
+  bool has_value() const { return names_ != nullptr; }
+  const SmallVector<NameId>& operator*() const { return *names_; }
+  const SmallVector<NameId>* operator->() const { return names_.get(); }
+  SmallVector<NameId>* operator->() { return names_.get(); }
+  // The names, or null when there are none.
+  const SmallVector<NameId>* get() const { return names_.get(); }
+  // Makes the names an empty list.
+  void emplace() { names_ = std::make_unique<SmallVector<NameId>>(); }
+
+  // Equal when both are absent, or both present and equal.
+  friend bool operator==(const OptionalNames& a, const OptionalNames& b) {
+    return a && b ? *a == *b : !a && !b;
+  }
+
+ private:
+  std::unique_ptr<SmallVector<NameId>> names_;
+};
+
+// What a layout says: its placement maps, out_names and legacy field. A
+// MapStore keeps each distinct one once, however many layouts say it: a
+// model has millions of layouts and few distinct ones, so a layout is a
+// pointer to its body and where it was declared (32 bytes with its FQN).
+struct LayoutBody {
+  MapRef params;
+  MapRef in_src;
+  MapRef in_dst;
+  MapRef out_src;
+  MapRef out_dst;
+  OptionalNames out_names;
+  // The first legacy field (local_compute_fn, inner_wrapper, inner_target,
+  // region_dispatch) with a non-null value, or kNoName.
+  NameId legacy_field = kNoName;
+};
+
+// The body of a layout that says nothing (every field absent).
+inline const LayoutBody kEmptyLayoutBody{};
+
+// The placement maps of a document's layouts, each stored once. A store
+// keeps the store it was made from (`base`) alive, so that a copy of a
+// document may keep referring to its original's maps.
+class MapStore {
+ public:
+  explicit MapStore(std::shared_ptr<const MapStore> base = nullptr) : base_(std::move(base)) {}
+  MapStore(const MapStore&) = delete;
+  MapStore& operator=(const MapStore&) = delete;
+
+  // A reference to a map equal to `map` (entries in the same order, equal
+  // placements), stored on first use.
+  MapRef Intern(PlacementMap map);
+  // A body equal to `body` (the same stored maps, out_names and legacy
+  // field), stored on first use: layouts that say the same share it.
+  const LayoutBody* Intern(LayoutBody body);
+
+ private:
+  static size_t HashOf(const PlacementMap& map);
+  static size_t HashOf(const LayoutBody& body);
+  static bool Same(const PlacementMap& a, const PlacementMap& b);
+  static bool Same(const LayoutBody& a, const LayoutBody& b);
+  // Hash and equality of a stored T (by its pointer) and of a T to look up.
+  template <typename T>
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(const T* stored) const { return HashOf(*stored); }
+    size_t operator()(const T& value) const { return HashOf(value); }
+  };
+  template <typename T>
+  struct Eq {
+    using is_transparent = void;
+    static const T& Of(const T* stored) { return *stored; }
+    static const T& Of(const T& value) { return value; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return Same(Of(a), Of(b));
+    }
+  };
+  template <typename T>
+  using Index = absl::flat_hash_set<const T*, Hash<T>, Eq<T>>;
+  // The stored value equal to `value`, stored on first use.
+  template <typename T>
+  static const T* Stored(T value, std::deque<T>& values, Index<T>& index) {
+    auto it = index.find(value);
+    if (it != index.end()) return *it;
+    const T* stored = &values.emplace_back(std::move(value));
+    index.insert(stored);
+    return stored;
+  }
+
+  std::shared_ptr<const MapStore> base_;
+  std::deque<PlacementMap> maps_;  // never moved: references stay valid
+  Index<PlacementMap> index_;
+  std::deque<LayoutBody> bodies_;  // never moved
+  Index<LayoutBody> body_index_;
+};
+
+// Where in the document a layout or a parallel spec was declared. Its JSON
+// pointer is spelled from this only when a diagnostic needs it
+// (Document::PointerOf): a model has millions of them.
+struct Origin {
+  enum class Kind : uint8_t {
+    kProvider,        // /providers/sharding/<fqn of model_providers[index]>
+    kPlan,            // /plan/modules/<fqn of (*plan)[index]>
+    kOverride,        // /overrides/<fqn of overrides[index]>
+    kNativeSharding,  // /providers/native/<index>/sharding
+    kNativeParallel,  // /providers/native/<index>/parallel
+    kFamily,          // /modules/<id of modules[index]>/family/sharding
+    kCachedSharding,  // /modules/<id>/family/cached/sharding
+    kCachedParallel,  // /modules/<id>/family/cached/parallel
+    kModuleParallel,  // /modules/<id>/parallel
+    kTemplateRule,    // the pointer of templates[index].rules[rule]
+  };
+  Kind kind = Kind::kProvider;
+  uint32_t index = 0;
+  uint32_t rule = 0;
+};
+
+// A module sharding spec: its stored body and where in the document it was
+// declared. A field without a value (a MapRef or OptionalNames that holds
+// none) was absent or null.
+struct Layout {
+  const LayoutBody* body = &kEmptyLayoutBody;  // never null
+  Origin origin;  // of the layout object
+
+  const MapRef& params() const { return body->params; }
+  const MapRef& in_src() const { return body->in_src; }
+  const MapRef& in_dst() const { return body->in_dst; }
+  const MapRef& out_src() const { return body->out_src; }
+  const MapRef& out_dst() const { return body->out_dst; }
+  const OptionalNames& out_names() const { return body->out_names; }
+  NameId legacy_field() const { return body->legacy_field; }
+};
+
+struct ParallelSpec {
+  NameId binding_kind;
+  Origin origin;
+  SmallVector<NameId> axes;
+};
+
+struct Family {
+  struct Cached {
+    Layout sharding;
+    std::optional<ParallelSpec> parallel;
+  };
+  bool parallel = false;
+  std::optional<Layout> sharding;
+  std::optional<Cached> cached;
+};
+
+// Fields ordered to pack: a model has millions of parameters and modules.
+struct Parameter {
+  NameId id;
+  Dtype dtype = Dtype::kFloat32;
+  std::optional<SmallVector<int64_t>> shape;  // nullopt: unknown
+  SmallVector<int64_t> blocks;                // empty: all 1
+};
+
+struct Module {
+  NameId id;
+  NameId type = kNoName;
+  SmallVector<NameId> forward;  // names, without the '*' / '**' markers
+  bool var_keyword = false;     // forward has a **kwargs parameter
+  NameId first_input = kNoName;  // the first forward name without a marker
+  SmallVector<std::pair<NameId, ModuleId>> children;
+  SmallVector<std::pair<NameId, ParamId>> params;
+  std::optional<ParallelSpec> parallel;
+  // Behind a pointer: most modules have none, and a Family holds three
+  // layouts.
+  std::unique_ptr<Family> family;
+};
+
+struct MeshAxis {
+  NameId name;
+  int64_t size;
+};
+
+struct NativeRequest {
+  std::vector<NameId> match;
+  Layout sharding;
+  std::optional<ParallelSpec> parallel;
+  std::string pointer;  // of the request object
+};
+
+struct FqnLayout {
+  NameId fqn;
+  Layout layout;
+};
+static_assert(sizeof(Layout) <= 24 && sizeof(FqnLayout) <= 32, "a million layouts are streamed by every check");
+
+// Asks for entries[i], if there is one, to be brought into the cache: a
+// million entries read one after another, with the lookups each leads to,
+// outrun the hardware's own fetching ahead (a hint: no effect on results).
+// Inlined always: GCC finds a call that only prefetches free of effects
+// and drops it.
+[[gnu::always_inline]] inline void Prefetch(const std::vector<FqnLayout>& entries, size_t i) {
+  if (i < entries.size()) {
+    __builtin_prefetch(&entries[i]);
+    __builtin_prefetch(reinterpret_cast<const char*>(&entries[i]) + 64);
+  }
+}
+
+// One rule of a template: pattern -> style (planner-v1 section 1).
+struct TemplateRule {
+  std::string pattern;
+  Style style;
+  std::string pointer;  // of the rule's value
+};
+
+// A generic template: rules for one mesh axis, under an FQN prefix.
+struct Template {
+  NameId axis;
+  std::string prefix;
+  std::vector<TemplateRule> rules;  // document order
+  std::string pointer;              // of the template object
+};
+
+struct Document {
+  Interner names;
+  // The placement maps of the document's layouts (and of a plan made here).
+  std::shared_ptr<MapStore> maps = std::make_shared<MapStore>();
+  std::vector<MeshAxis> mesh;
+  NameSet mesh_names;
+  std::vector<Parameter> parameters;
+  std::vector<Module> modules;
+  // The modules with a family, in id order (parsing lists them: a model
+  // has millions of modules and few families).
+  std::vector<ModuleId> family_modules;
+  ModuleId root = 0;
+  // The size of the module tree from the root, as parsing counted it for
+  // the limits: its paths and the bytes of their FQNs with a separator each
+  // (an upper bound of their total length). The tree reserves its arrays
+  // from them; 0 when unknown.
+  uint64_t tree_paths = 0;
+  uint64_t tree_fqn_bytes = 0;
+  std::vector<FqnLayout> model_providers;
+  std::vector<NativeRequest> native;
+  std::optional<std::vector<FqnLayout>> plan;
+  // A plan to be made here (planner-v1); a document with a `plan` has
+  // neither.
+  std::vector<Template> templates;
+  std::vector<FqnLayout> overrides;
+
+  std::string_view Name(NameId id) const { return names.View(id); }
+  // The JSON pointer of what `origin` names (of a layout or parallel spec).
+  std::string PointerOf(const Origin& origin) const;
+  // A deep copy (the planner interns new names and maps into its own
+  // document); its layouts share this document's stored maps.
+  std::unique_ptr<Document> Clone() const;
+  // Whether `axis` is one of the mesh's axes.
+  bool IsMeshAxis(NameId axis) const { return mesh_names.Contains(axis); }
+  // Whether every axis `parallel` names is a mesh axis.
+  bool OnMeshAxes(const ParallelSpec& parallel) const {
+    return std::all_of(parallel.axes.begin(), parallel.axes.end(), [&](NameId a) { return IsMeshAxis(a); });
+  }
+};
+
+}  // namespace shardplan
+
+#endif  // SHARDPLAN_CORE_MODEL_DOCUMENT_H_

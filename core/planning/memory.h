@@ -1,0 +1,77 @@
+// Parameter memory per device under a final plan (planner spec section 5).
+//
+// Devices are numbered row-major over the mesh axes in mesh order (the last
+// axis varies fastest). Each parameter identity counts once, so tied
+// parameters are counted once: the input is indexed by ParamId, not by name.
+// On each mesh axis, in mesh order, whose placement is S(d), dim d of the
+// current local shape (n units of b_d elements) is chunked with torch.chunk's
+// rule: the device at coordinate c holds max(0, min(ceil(n/k), n - c*ceil(n/k)))
+// units. Two axes sharding one dim therefore chunk it successively.
+//
+// Placements that shape nothing count as replicated: R, P / P(op) (a partial
+// parameter is a full-size tensor on every device), an S(d) with d outside
+// [-rank, rank) (the shape checks report it), and axes that are not mesh axes
+// (the plan checks report them). Parameters of unknown shape count 0 bytes:
+// nothing is known about them, and the report would otherwise be a guess.
+//
+// Cost: O(parameters + groups x (pieces of the chunking) + devices x axes),
+// never devices x parameters. Parameters that shard the same dims with the
+// same unit counts over the same axes form one group whose bytes on a device
+// are (sum of the group's weights) x (product of its local unit counts); a
+// group's per-device function only depends on the coordinates of the axes
+// that shard it and is piecewise constant over a few boxes, which are added
+// into a difference array over the device grid that is summed once at the end.
+#ifndef SHARDPLAN_CORE_PLANNING_MEMORY_H_
+#define SHARDPLAN_CORE_PLANNING_MEMORY_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/model/document.h"
+#include "core/model/placement.h"
+
+namespace shardplan {
+
+// Meshes with more devices than this get no memory report: the per-device
+// table alone would be gigabytes.
+inline constexpr uint64_t kMaxMemoryDevices = uint64_t{1} << 24;
+// per_device_bytes is only listed for meshes of at most this many devices.
+inline constexpr uint64_t kMaxListedDevices = 65536;
+
+struct MemoryReport {
+  uint64_t devices = 1;          // product of the mesh axis sizes
+  uint64_t unsharded_bytes = 0;  // every parameter identity once, whole
+  uint64_t max_bytes = 0;
+  uint64_t min_bytes = 0;
+  double mean_bytes = 0;
+  // The lowest device index holding max_bytes. torch.chunk gives
+  // coordinate 0 the largest chunk on every axis, so device 0 always holds
+  // the most and this is 0; kept because the result format names it.
+  uint64_t max_device = 0;
+  // Bytes of each device, by device index; present only when
+  // devices <= kMaxListedDevices.
+  std::optional<std::vector<uint64_t>> per_device_bytes;
+};
+
+// Element size of `dtype` in bytes: float32/int32 4, float16/bfloat16 2,
+// float8_*/int8/bool 1, int64 8.
+uint64_t DtypeBytes(Dtype dtype);
+
+// The memory each device holds for the parameters of `doc`.
+// `placement_of_param[p]` is the placement the plan declares for parameter
+// identity p, or nullptr for a replicated (undeclared) one; indexes past the
+// vector's end are replicated too.
+//
+// Overflow: byte counts are exact below 2^64. A figure of 2^64 bytes or more
+// (e.g. unsharded_bytes of an absurd model whose shards still fit) is
+// reported as UINT64_MAX; mean_bytes is then approximate and max_device still
+// names the device with the largest exact total. Returns std::nullopt when
+// the mesh has more than kMaxMemoryDevices devices, or when the unsharded
+// total reaches 2^128 bytes (no per-device figure could be trusted).
+std::optional<MemoryReport> ComputeMemory(const Document& doc,
+                                          const std::vector<const NamedPlacements*>& placement_of_param);
+
+}  // namespace shardplan
+
+#endif  // SHARDPLAN_CORE_PLANNING_MEMORY_H_
