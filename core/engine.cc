@@ -51,12 +51,12 @@ Result CheckDocument(std::shared_ptr<const Document> doc) {
   auto tree = std::make_shared<const ModuleTree>(*doc);
   result.tree = tree;
   Ownership o(*tree);
-  DiagnosticSink sink;
+  DiagnosticSink sink(Mode::kCheck);
   CheckOwnership(*tree, o, sink);
   if (!sink.has_errors() && doc->plan && o.owners.size() != 0) {
     ValidatePlan(*tree, o.owners, o.claims, *doc->plan, sink);
     // Shape findings are warnings here: check keeps the reference's verdict.
-    if (!sink.has_errors()) CheckShapes(*doc, DeclarationsOf(*tree, *doc->plan), /*out_of_range_is_error=*/false, sink);
+    if (!sink.has_errors()) CheckShapes(*doc, DeclarationsOf(*tree, *doc->plan), sink);
   }
   result.ok = !sink.has_errors();
   result.diagnostics = sink.Take();
@@ -73,7 +73,7 @@ Result PlanDocument(std::unique_ptr<Document> parsed) {
   auto tree = std::make_shared<const ModuleTree>(doc);
   result.tree = tree;
   Ownership o(*tree);
-  DiagnosticSink sink;
+  DiagnosticSink sink(Mode::kPlan);
   CheckOwnership(*tree, o, sink);
   if (!sink.has_errors()) {
     const absl::Span<const Owner> entries = std::as_const(o.owners).InOrder();
@@ -86,8 +86,7 @@ Result PlanDocument(std::unique_ptr<Document> parsed) {
     } else {
       ValidatePlan(*tree, o.owners, o.claims, plan.entries, sink);
     }
-    CheckShapes(doc, DeclarationsOf(*tree, plan.entries, &plan.provenance, plan.packed),
-                /*out_of_range_is_error=*/true, sink);
+    CheckShapes(doc, DeclarationsOf(*tree, plan.entries, &plan.provenance, plan.packed), sink);
     ReportUnplanned(*tree, plan.entries, sink);
     PlanOutput& out = result.planned.emplace();
     out.memory = ComputeMemory(doc, PlacementsByParameter(*tree, plan.entries));

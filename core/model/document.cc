@@ -2,7 +2,7 @@
 
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
-#include "core/model/parse.h"
+#include "core/text/json_pointer.h"
 
 namespace shardplan {
 

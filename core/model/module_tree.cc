@@ -139,16 +139,19 @@ ModuleTree::ModuleTree(const Document& doc) : doc_(doc) {
   ascii_ = IsAscii(fqn_data_);
 }
 
-std::string ModuleTree::FullName(ParamPath param) const {
-  const std::string_view prefix = fqn(param.module), name = doc_.Name(param.name);
+std::string FullName(std::string_view fqn, std::string_view local) {
   std::string out;
-  out.reserve(prefix.size() + 1 + name.size());
-  if (!prefix.empty()) {
-    out += prefix;
+  out.reserve(fqn.size() + 1 + local.size());
+  if (!fqn.empty()) {
+    out += fqn;
     out += '.';
   }
-  out += name;
+  out += local;
   return out;
+}
+
+std::string ModuleTree::FullName(ParamPath param) const {
+  return shardplan::FullName(fqn(param.module), doc_.Name(param.name));
 }
 
 PathId ModuleTree::ChildNamed(PathId p, NameId name) const {

@@ -23,6 +23,10 @@ namespace shardplan {
 using PathId = uint32_t;
 inline constexpr PathId kNoPath = UINT32_MAX;
 
+// The full name of `local` under the module at `fqn`: fqn + "." + local, or
+// local at the root ("").
+std::string FullName(std::string_view fqn, std::string_view local);
+
 class ModuleTree {
  public:
   // Expands `doc` from its root. The document must have passed ParseDocument

@@ -14,7 +14,9 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "core/diagnostics/sink.h"
 #include "core/model/json.h"
+#include "core/text/json_pointer.h"
 #include "core/model/name_set.h"
 #include "core/exec/parallel.h"
 #include "core/text/pyrepr.h"
@@ -1264,31 +1266,10 @@ std::string LineColumn(std::string_view text, size_t offset) {
 
 }  // namespace
 
-std::string JsonPointerToken(std::string_view token) {
-  if (token.find_first_of("~/") == std::string_view::npos) return std::string(token);
-  std::string out;
-  out.reserve(token.size());
-  for (char c : token) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 ParsedDocument ParseDocument(std::string_view json, const Limits& limits) {
   ParsedDocument result;
-  auto invalid = [&](std::string message, std::string pointer) {
-    Diagnostic d;
-    d.code = "invalid-document";
-    d.severity = Severity::kError;
-    d.message = std::move(message);
-    d.pointer = std::move(pointer);
-    result.error = std::move(d);
+  auto invalid = [&](const std::string& message, const std::string& pointer) {
+    result.error = MakeDiagnostic(Code::kInvalidDocument, Mode::kCheck, {.pointer = pointer}, {message});
     return std::move(result);
   };
 

@@ -35,9 +35,6 @@ struct ParsedDocument {
 
 ParsedDocument ParseDocument(std::string_view json, const Limits& limits);
 
-// RFC 6901 escaping of one reference token ("~" -> "~0", "/" -> "~1").
-std::string JsonPointerToken(std::string_view token);
-
 }  // namespace shardplan
 
 #endif  // SHARDPLAN_CORE_MODEL_PARSE_H_

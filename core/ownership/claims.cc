@@ -5,9 +5,9 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
-#include "core/diagnostics/messages.h"
+#include "core/diagnostics/sink.h"
 #include "core/exec/parallel.h"
-#include "core/model/parse.h"
+#include "core/text/json_pointer.h"
 
 namespace shardplan {
 namespace {
@@ -38,15 +38,15 @@ struct OwnerScan {
   size_t count = 0;
   std::array<ModuleTree::ParamRef, 4> few;
   std::vector<ModuleTree::ParamRef> many;
-  // omitted-parameters' message, if any (rare: behind a pointer, as the
-  // applies read these one by one, a million at a time).
-  std::unique_ptr<std::string> omitted_message;
+  // The parameters omitted-parameters names, if any (rare: behind a
+  // pointer, as the applies read these one by one, a million at a time).
+  std::unique_ptr<std::vector<std::string>> omitted;
 
   // As a fresh OwnerScan, keeping the storage (ScanThenApply).
   void Clear() {
     params = nullptr;
     count = 0;
-    omitted_message.reset();
+    omitted.reset();
   }
 };
 
@@ -57,17 +57,18 @@ struct Stamps {
   std::vector<ParamId> expected;  // first-seen order
 };
 
-// omitted-parameters' message for the owner at `root`: the parameter slots
-// of its subtree whose parameter is missing(p), in named_parameters order.
+// The names omitted-parameters lists for the owner at `root`: the parameter
+// slots of its subtree whose parameter is missing(p), in named_parameters
+// order, relative to the owner.
 template <typename Missing>
-std::unique_ptr<std::string> OmittedMessage(const ModuleTree& tree, PathId root, Missing missing) {
-  std::vector<std::string> names;
+std::unique_ptr<std::vector<std::string>> Omitted(const ModuleTree& tree, PathId root, Missing missing) {
+  auto names = std::make_unique<std::vector<std::string>>();
   for (PathId q = root; q < tree.end(root); ++q) {
     for (const auto& [name, p] : tree.params(q)) {
-      if (missing(p)) names.push_back(msg::FullName(tree.RelativeName(root, q), tree.doc().Name(name)));
+      if (missing(p)) names->push_back(FullName(tree.RelativeName(root, q), tree.doc().Name(name)));
     }
   }
-  return std::make_unique<std::string>(msg::OmittedParameters(tree.fqn(root), {names.begin(), names.end()}));
+  return names;
 }
 
 // Whether an owner's entry lies at path q: looked up in the owners' module
@@ -191,7 +192,7 @@ void ScanFewOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, const 
   if (!check_omissions) return;
   for (const Item& item : few) {
     if (undeclared(ParamOf(item))) {
-      scan.omitted_message = OmittedMessage(tree, root, [&](ParamId p) { return Contains(few, p) && undeclared(p); });
+      scan.omitted = Omitted(tree, root, [&](ParamId p) { return Contains(few, p) && undeclared(p); });
       return;
     }
   }
@@ -246,7 +247,7 @@ void ScanOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, const Own
   const bool omits = std::any_of(stamps.expected.begin(), stamps.expected.end(),
                                  [&](ParamId p) { return stamps.declared_by[p] != stamp; });
   if (omits) {
-    scan.omitted_message = OmittedMessage(tree, root, [&](ParamId p) {
+    scan.omitted = Omitted(tree, root, [&](ParamId p) {
       return stamps.expected_by[p] == stamp && stamps.declared_by[p] != stamp;
     });
   }
@@ -258,22 +259,23 @@ void ScanOwner(const ModuleTree& tree, ModuleTree::Resolver& resolver, const Own
 // strings and closures gave it a 300-byte frame, a stack protector and
 // some 20 instructions per owner before any parameter was claimed.
 [[gnu::noinline, gnu::cold]] void ReportParameter(const ModuleTree& tree, const Owner& owner,
-                                                  const PlacementEntry& entry, std::string_view code,
-                                                  std::string (*message)(std::string_view), DiagnosticSink& sink) {
+                                                  const PlacementEntry& entry, Code code, DiagnosticSink& sink) {
   const Document& doc = tree.doc();
   const std::string_view fqn = tree.fqn(owner.path), local = doc.Name(entry.name);
-  const std::string full = msg::FullName(fqn, local);
-  Diagnostic& d = sink.Error(code, message(full));
-  d.fqn = std::string(fqn);
-  d.parameter = full;
-  d.pointer = absl::StrCat(doc.PointerOf(owner.layout->origin), "/params/", JsonPointerToken(local));
+  const std::string full = FullName(fqn, local);
+  sink.Report(code,
+              {.fqn = fqn,
+               .parameter = full,
+               .pointer = absl::StrCat(doc.PointerOf(owner.layout->origin), "/params/", JsonPointerToken(local))},
+              full);
 }
 
-[[gnu::noinline, gnu::cold]] void ReportOmitted(const ModuleTree& tree, const Owner& owner, const std::string& message,
+[[gnu::noinline, gnu::cold]] void ReportOmitted(const ModuleTree& tree, const Owner& owner, const std::vector<std::string>& omitted,
                                                 DiagnosticSink& sink) {
-  Diagnostic& d = sink.Error("omitted-parameters", message);
-  d.fqn = std::string(tree.fqn(owner.path));
-  d.pointer = absl::StrCat(tree.doc().PointerOf(owner.layout->origin), "/params");
+  const std::string_view fqn = tree.fqn(owner.path);
+  sink.Report(Code::kOmittedParameters,
+              {.fqn = fqn, .pointer = absl::StrCat(tree.doc().PointerOf(owner.layout->origin), "/params")}, fqn,
+              std::vector<std::string_view>(omitted.begin(), omitted.end()));
 }
 
 }  // namespace
@@ -359,10 +361,10 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
       const ModuleTree::ParamRef& ref = resolved[i];
       Outcome outcome = Outcome::kRequired;
       if (ref.module_path == kNoPath) {
-        ReportParameter(tree, owner, entry, "unknown-parameter", msg::UnknownParameter, sink);
+        ReportParameter(tree, owner, entry, Code::kUnknownParameter, sink);
         outcome = Outcome::kRejected;
       } else if (ref.module_path == OwnerScan::kNested) {
-        ReportParameter(tree, owner, entry, "nested-duplicate", msg::NestedDuplicate, sink);
+        ReportParameter(tree, owner, entry, Code::kNestedDuplicate, sink);
         outcome = Outcome::kRejected;
       } else {
         const ParamId p = ref.param;
@@ -370,7 +372,7 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
           claims.placement[p] = &entry.placements;
           claims.canonical[p] = {ref.module_path, ref.name};
         } else if (!SamePlacements(*claims.placement[p], entry.placements)) {
-          ReportParameter(tree, owner, entry, "shared-conflict", msg::SharedConflict, sink);
+          ReportParameter(tree, owner, entry, Code::kSharedConflict, sink);
         } else {
           outcome = Outcome::kDropped;
         }
@@ -378,7 +380,7 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
       claims.declared.params.push_back(ref.module_path == kNoPath ? kNoParam : ref.param);
       claims.declared.outcomes.push_back(outcome);
     }
-    if (scan.omitted_message) ReportOmitted(tree, owner, *scan.omitted_message, sink);
+    if (scan.omitted) ReportOmitted(tree, owner, *scan.omitted, sink);
   };
   ScanThenApply<OwnerScan>(entries.size(), 1024, scan_owners, claim);
   claims.expected_count = CountNonZero(claims.expected);

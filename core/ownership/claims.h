@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
-#include "core/diagnostic.h"
+#include "core/diagnostics/sink.h"
 #include "core/model/module_tree.h"
 #include "core/ownership/owners.h"
 

@@ -12,10 +12,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/text/glob.h"
-#include "core/diagnostics/messages.h"
+#include "core/diagnostics/sink.h"
 #include "core/model/name_set.h"
 #include "core/exec/parallel.h"
-#include "core/model/parse.h"
+#include "core/text/json_pointer.h"
 
 namespace shardplan {
 namespace {
@@ -73,9 +73,7 @@ class Collector {
 
 void Collector::ReportMultipleOwners(PathId path, const Layout& layout) {
   dropped_ = true;
-  Diagnostic& d = sink_.Error("multiple-owners", msg::MultipleOwners(tree_.fqn(path)));
-  d.fqn = std::string(tree_.fqn(path));
-  d.pointer = doc_.PointerOf(layout.origin);
+  sink_.Report(Code::kMultipleOwners, {.fqn = tree_.fqn(path), .pointer = doc_.PointerOf(layout.origin)}, tree_.fqn(path));
 }
 
 bool Collector::Admit(PathId path, const Layout& layout, const std::vector<std::string_view>& unknown) {
@@ -105,9 +103,8 @@ std::vector<std::string_view> Collector::UnknownOutputs(const Layout& layout) co
 }
 
 void Collector::ReportOutputs(PathId path, const Layout& layout, const std::vector<std::string_view>& unknown) const {
-  Diagnostic& d = sink_.Error("unknown-output", msg::UnknownOutput(unknown));
-  d.fqn = std::string(tree_.fqn(path));
-  d.pointer = absl::StrCat(doc_.PointerOf(layout.origin), "/out_names");
+  sink_.Report(Code::kUnknownOutput,
+               {.fqn = tree_.fqn(path), .pointer = absl::StrCat(doc_.PointerOf(layout.origin), "/out_names")}, unknown);
 }
 
 // Resolving each provider's FQN depends on the provider alone and runs in
@@ -150,9 +147,8 @@ void Collector::ModelProviders() {
     if (path == kNoPath) {
       const FqnLayout& provider = providers[i];
       dropped_ = true;
-      Diagnostic& d = sink_.Error("unknown-module", msg::UnknownModule(doc_.Name(provider.fqn)));
-      d.fqn = std::string(doc_.Name(provider.fqn));
-      d.pointer = doc_.PointerOf(provider.layout.origin);
+      const std::string_view fqn = doc_.Name(provider.fqn);
+      sink_.Report(Code::kUnknownModule, {.fqn = fqn, .pointer = doc_.PointerOf(provider.layout.origin)}, fqn);
     } else if (Admit(path, providers[i].layout,
                      unknown_outputs ? UnknownOutputs(providers[i].layout) : std::vector<std::string_view>())) {
       added.push_back(i);
@@ -184,9 +180,9 @@ void Collector::Families() {
       layout = &family.cached->sharding;
       parallel = OrNull(family.cached->parallel);
     } else if (family.parallel && !module.parallel) {
-      Diagnostic& d = sink_.Error("parallel-member-undeclared", msg::ParallelMemberUndeclared());
-      d.fqn = std::string(tree_.fqn(p));
-      d.pointer = absl::StrCat("/modules/", JsonPointerToken(doc_.Name(module.id)), "/family/parallel");
+      sink_.Report(Code::kParallelMemberUndeclared,
+                   {.fqn = tree_.fqn(p),
+                    .pointer = absl::StrCat("/modules/", JsonPointerToken(doc_.Name(module.id)), "/family/parallel")});
     } else {
       parallel = OrNull(module.parallel);
     }
@@ -424,8 +420,8 @@ void Collector::NativeRequests() {
     }
     auto no_match = [&](size_t k) {
       dropped_ = true;
-      Diagnostic& d = sink_.Error("native-no-match", msg::NativeNoMatch(doc_.Name(request.match[k])));
-      d.pointer = absl::StrCat(request.pointer, "/match/", k);
+      sink_.Report(Code::kNativeNoMatch, {.pointer = absl::StrCat(request.pointer, "/match/", k)},
+                   doc_.Name(request.match[k]));
     };
     if (unknown_outputs.empty() && ReserveIfAllAdmitted(hits, touches_family)) {
       for (size_t k = 0; k < patterns; ++k) {
@@ -443,9 +439,7 @@ void Collector::NativeRequests() {
           hit_by[m] = mark;
           if (touches_family[m]) {
             dropped_ = true;
-            Diagnostic& d = sink_.Error("native-overlaps-family", msg::NativeOverlapsFamily(tree_.fqn(p)));
-            d.fqn = std::string(tree_.fqn(p));
-            d.pointer = request.pointer;
+            sink_.Report(Code::kNativeOverlapsFamily, {.fqn = tree_.fqn(p), .pointer = request.pointer}, tree_.fqn(p));
             continue;
           }
           Admit(p, request.sharding, unknown_outputs);
@@ -541,9 +535,8 @@ void CheckNesting(const ModuleTree& tree, const Owners& owners, DiagnosticSink& 
       });
   for (const auto& [e, i] : overlaps) {
     const std::string_view outer = tree.fqn(entries[i].path), fqn = tree.fqn(entries[e].path);
-    Diagnostic& d = sink.Error("overlapping-communication", msg::OverlappingCommunication(outer, fqn));
-    d.fqn = std::string(fqn);
-    d.pointer = doc.PointerOf(entries[e].parallel->origin);
+    sink.Report(Code::kOverlappingCommunication, {.fqn = fqn, .pointer = doc.PointerOf(entries[e].parallel->origin)},
+                outer, fqn);
   }
 }
 

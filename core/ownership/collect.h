@@ -2,7 +2,7 @@
 #ifndef SHARDPLAN_CORE_OWNERSHIP_COLLECT_H_
 #define SHARDPLAN_CORE_OWNERSHIP_COLLECT_H_
 
-#include "core/diagnostic.h"
+#include "core/diagnostics/sink.h"
 #include "core/model/module_tree.h"
 #include "core/ownership/owners.h"
 

@@ -5,30 +5,21 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "core/diagnostics/messages.h"
+#include "core/diagnostics/sink.h"
 #include "core/model/name_set.h"
 #include "core/exec/parallel.h"
-#include "core/model/parse.h"
+#include "core/text/json_pointer.h"
 
 namespace shardplan {
-namespace {
-
-Diagnostic& At(Diagnostic& d, const ModuleTree& tree, PathId path, std::string pointer) {
-  d.fqn = std::string(tree.fqn(path));
-  d.pointer = std::move(pointer);
-  return d;
-}
-
-}  // namespace
-
 void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, DiagnosticSink& sink) {
   const Document& doc = tree.doc();
+  const std::string_view fqn = tree.fqn(path);
+  auto origin = [&] { return doc.PointerOf(layout.origin); };
   if (layout.legacy_field() != kNoName) {
-    At(sink.Error("legacy-injection", msg::LegacyInjection()), tree, path,
-       absl::StrCat(doc.PointerOf(layout.origin), "/", doc.Name(layout.legacy_field())));
+    sink.Report(Code::kLegacyInjection, {.fqn = fqn, .pointer = absl::StrCat(origin(), "/", doc.Name(layout.legacy_field()))});
   }
   if (!layout.params() || !layout.in_src() || !layout.in_dst()) {
-    At(sink.Error("ports-missing", msg::PortsMissing()), tree, path, doc.PointerOf(layout.origin));
+    sink.Report(Code::kPortsMissing, {.fqn = fqn, .pointer = origin()});
   }
   if (layout.in_src() && layout.in_dst()) {
     bool same = layout.in_src()->size() == layout.in_dst()->size();
@@ -36,7 +27,7 @@ void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, Diagn
       const NameSet dst(*layout.in_dst(), [](const PlacementEntry& e) { return e.name; });
       for (const PlacementEntry& e : *layout.in_src()) same = same && dst.Contains(e.name);
     }
-    if (!same) At(sink.Error("ports-mismatch", msg::PortsMismatch()), tree, path, doc.PointerOf(layout.origin) + "/in_dst");
+    if (!same) sink.Report(Code::kPortsMismatch, {.fqn = fqn, .pointer = absl::StrCat(origin(), "/in_dst")});
   }
   if (layout.in_src() && !tree.var_keyword(path)) {
     // A module's few forward names are scanned where they are, as a
@@ -55,8 +46,8 @@ void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, Diagn
     }
     if (!unknown.empty()) {
       std::sort(unknown.begin(), unknown.end());
-      At(sink.Error("unknown-forward-input", msg::UnknownForwardInput(unknown)), tree, path,
-         absl::StrCat(doc.PointerOf(layout.origin), "/in_src/", JsonPointerToken(unknown.front())));
+      sink.Report(Code::kUnknownForwardInput,
+                  {.fqn = fqn, .pointer = absl::StrCat(origin(), "/in_src/", JsonPointerToken(unknown.front()))}, unknown);
     }
   }
   if (layout.out_names()) {
@@ -64,8 +55,7 @@ void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, Diagn
     NameSet seen;
     for (size_t i = 0; i < names.size(); ++i) {
       if (!seen.Insert(names[i])) {
-        At(sink.Error("duplicate-output-name", msg::DuplicateOutputName()), tree, path,
-           absl::StrCat(doc.PointerOf(layout.origin), "/out_names/", i));
+        sink.Report(Code::kDuplicateOutputName, {.fqn = fqn, .pointer = absl::StrCat(origin(), "/out_names/", i)});
         break;
       }
     }
@@ -74,6 +64,7 @@ void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, Diagn
 
 void CheckPlacements(const ModuleTree& tree, PathId path, const Layout& layout, DiagnosticSink& sink) {
   const Document& doc = tree.doc();
+  const std::string_view fqn = tree.fqn(path);
   NameSet reported;
   const std::pair<std::string_view, const MapRef*> maps[] = {
       {"params", &layout.params()},   {"in_src", &layout.in_src()}, {"in_dst", &layout.in_dst()},
@@ -84,10 +75,11 @@ void CheckPlacements(const ModuleTree& tree, PathId path, const Layout& layout, 
     for (const PlacementEntry& e : **map) {
       for (const AxisPlacement& a : e.placements) {
         if (doc.IsMeshAxis(a.axis) || !reported.Insert(a.axis)) continue;
-        Diagnostic& d = At(sink.Error("unknown-axis", msg::UnknownAxis(doc.Name(a.axis))), tree, path,
-                           absl::StrCat(doc.PointerOf(layout.origin), "/", key, "/", JsonPointerToken(doc.Name(e.name)), "/",
-                                        JsonPointerToken(doc.Name(a.axis))));
-        if (key == "params") d.parameter = msg::FullName(tree.fqn(path), doc.Name(e.name));
+        const std::string pointer = absl::StrCat(doc.PointerOf(layout.origin), "/", key, "/",
+                                                 JsonPointerToken(doc.Name(e.name)), "/", JsonPointerToken(doc.Name(a.axis)));
+        const std::optional<std::string> parameter =
+            key == "params" ? std::optional(FullName(fqn, doc.Name(e.name))) : std::nullopt;
+        sink.Report(Code::kUnknownAxis, {.fqn = fqn, .parameter = parameter, .pointer = pointer}, doc.Name(a.axis));
       }
     }
   }
@@ -96,9 +88,10 @@ void CheckPlacements(const ModuleTree& tree, PathId path, const Layout& layout, 
     const bool partial = std::any_of(e.placements.begin(), e.placements.end(),
                                      [](const AxisPlacement& a) { return a.placement.is_partial(); });
     if (!partial) continue;
-    Diagnostic& d = At(sink.Error("partial-parameter", msg::PartialParameter()), tree, path,
-                       absl::StrCat(doc.PointerOf(layout.origin), "/params/", JsonPointerToken(doc.Name(e.name))));
-    d.parameter = msg::FullName(tree.fqn(path), doc.Name(e.name));
+    sink.Report(Code::kPartialParameter,
+                {.fqn = fqn,
+                 .parameter = FullName(fqn, doc.Name(e.name)),
+                 .pointer = absl::StrCat(doc.PointerOf(layout.origin), "/params/", JsonPointerToken(doc.Name(e.name)))});
   }
 }
 
@@ -108,8 +101,9 @@ void CheckParallelAxes(const ModuleTree& tree, PathId path, const ParallelSpec& 
   for (size_t i = 0; i < parallel.axes.size(); ++i) {
     const NameId axis = parallel.axes[i];
     if (doc.IsMeshAxis(axis) || !reported.Insert(axis)) continue;
-    At(sink.Error("parallel-unknown-axis", msg::ParallelUnknownAxis(doc.Name(axis))), tree, path,
-       absl::StrCat(doc.PointerOf(parallel.origin), "/axes/", i));
+    sink.Report(Code::kParallelUnknownAxis,
+                {.fqn = tree.fqn(path), .pointer = absl::StrCat(doc.PointerOf(parallel.origin), "/axes/", i)},
+                doc.Name(axis));
   }
 }
 

@@ -6,7 +6,7 @@
 #include <array>
 #include <optional>
 
-#include "core/diagnostic.h"
+#include "core/diagnostics/sink.h"
 #include "core/model/module_tree.h"
 #include "core/model/name_set.h"
 #include "core/ownership/owners.h"

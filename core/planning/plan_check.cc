@@ -5,9 +5,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/ownership/layout_checks.h"
-#include "core/diagnostics/messages.h"
+#include "core/diagnostics/sink.h"
 #include "core/exec/parallel.h"
-#include "core/model/parse.h"
+#include "core/text/json_pointer.h"
 
 namespace shardplan {
 namespace {
@@ -48,26 +48,25 @@ bool SameChecked(const Layout& a, const Layout& b) { return a.body == b.body; }
 [[gnu::noinline, gnu::cold]] void ReportUnknownModule(const FqnLayout& entry, const Document& doc,
                                                       DiagnosticSink& sink) {
   const std::string_view fqn = doc.Name(entry.fqn);
-  Diagnostic& d = sink.Error("unknown-module", msg::UnknownModule(fqn));
-  d.fqn = std::string(fqn);
-  d.pointer = doc.PointerOf(entry.layout.origin);
+  sink.Report(Code::kUnknownModule, {.fqn = fqn, .pointer = doc.PointerOf(entry.layout.origin)}, fqn);
 }
 
 [[gnu::noinline, gnu::cold]] void ReportSharedConflict(const FqnLayout& entry, const PlacementEntry& param,
                                                        const Document& doc, DiagnosticSink& sink) {
   const std::string_view fqn = doc.Name(entry.fqn), local = doc.Name(param.name);
-  Diagnostic& d = sink.Error("override-shared-conflict", msg::OverrideSharedConflict(msg::FullName(fqn, local)));
-  d.fqn = std::string(fqn);
-  d.parameter = msg::FullName(fqn, local);
-  d.pointer = absl::StrCat(doc.PointerOf(entry.layout.origin), "/params/", JsonPointerToken(local));
+  const std::string full = FullName(fqn, local);
+  sink.Report(Code::kOverrideSharedConflict,
+              {.fqn = fqn,
+               .parameter = full,
+               .pointer = absl::StrCat(doc.PointerOf(entry.layout.origin), "/params/", JsonPointerToken(local))},
+              full);
 }
 
 [[gnu::noinline, gnu::cold]] void ReportRemovedOwnership(const FqnLayout& entry, const Document& doc,
                                                          DiagnosticSink& sink) {
   const std::string_view fqn = doc.Name(entry.fqn);
-  Diagnostic& d = sink.Error("override-removed-ownership", msg::OverrideRemovedOwnership(fqn));
-  d.fqn = std::string(fqn);
-  d.pointer = absl::StrCat(doc.PointerOf(entry.layout.origin), "/params");
+  sink.Report(Code::kOverrideRemovedOwnership,
+              {.fqn = fqn, .pointer = absl::StrCat(doc.PointerOf(entry.layout.origin), "/params")}, fqn);
 }
 
 // What ValidatePlan learns of one plan entry on its own, in parallel.
@@ -159,9 +158,7 @@ void CheckEntry(const ModuleTree& tree, ModuleTree::Resolver& resolver, CleanLay
   if (tree.cached_family(out.path) &&
       !SameAsCached(entry.layout, doc.modules[tree.module(out.path)].family->cached->sharding)) {
     const std::string_view fqn = doc.Name(entry.fqn);
-    Diagnostic& d = out.found.Error("family-layout-changed", msg::FamilyLayoutChanged(fqn));
-    d.fqn = std::string(fqn);
-    d.pointer = doc.PointerOf(entry.layout.origin);
+    out.found.Report(Code::kFamilyLayoutChanged, {.fqn = fqn, .pointer = doc.PointerOf(entry.layout.origin)}, fqn);
   }
 }
 
@@ -223,9 +220,9 @@ void ValidatePlan(const ModuleTree& tree, const Owners& owners, const Claims& cl
   if (covered == claims.expected_count) return;
   for (ParamId p = 0; p < param_count; ++p) {
     if (claims.expected[p] && declared[p] == nullptr) {
-      Diagnostic& d = sink.Error("override-removed-coverage", msg::OverrideRemovedCoverage());
-      d.parameter = claims.owned(p) ? claims.CanonicalName(tree, p) : std::string(doc.Name(doc.parameters[p].id));
-      d.pointer = "/plan/modules";
+      const std::string parameter =
+          claims.owned(p) ? claims.CanonicalName(tree, p) : std::string(doc.Name(doc.parameters[p].id));
+      sink.Report(Code::kOverrideRemovedCoverage, {.parameter = parameter, .pointer = "/plan/modules"});
       break;
     }
   }

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/ownership/claims.h"
-#include "core/diagnostic.h"
+#include "core/diagnostics/sink.h"
 #include "core/model/module_tree.h"
 #include "core/ownership/owners.h"
 

@@ -8,7 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
-#include "core/model/parse.h"
+#include "core/text/json_pointer.h"
+#include "core/diagnostics/sink.h"
 #include "core/text/pyrepr.h"
 #include "core/planning/styles.h"
 #include "core/planning/templates.h"
@@ -109,11 +110,8 @@ class TemplatePlanner {
       }
     }
     if (!matched) {
-      Diagnostic& d = sink_.Error("unused-template-rule",
-                                  absl::StrCat("template rule ", PyRepr(rule.pattern), " (", StyleName(rule.style),
-                                               " on ", PyRepr(doc_.Name(t.axis)), ") matched no module or parameter"));
-      d.severity = Severity::kWarning;
-      d.pointer = rule.pointer;
+      sink_.Report(Code::kUnusedTemplateRule, {.pointer = rule.pointer}, rule.pattern, StyleName(rule.style),
+                   doc_.Name(t.axis));
     }
   }
 
@@ -151,12 +149,7 @@ class TemplatePlanner {
 
   bool Skipped(PathId p, const TemplateRule& rule, std::string_view what) {
     if (!owned_[p]) return false;
-    Diagnostic& d = sink_.Error("template-skipped-owned",
-                                absl::StrCat("template rule ", PyRepr(rule.pattern), " matches ", PyRepr(what),
-                                             ", whose layout a module owns: templates never override it"));
-    d.severity = Severity::kWarning;
-    d.fqn = std::string(tree_.fqn(p));
-    d.pointer = rule.pointer;
+    sink_.Report(Code::kTemplateSkippedOwned, {.fqn = tree_.fqn(p), .pointer = rule.pointer}, rule.pattern, what);
     return true;
   }
 
@@ -188,11 +181,8 @@ class TemplatePlanner {
   }
 
   void Conflict(PathId p, const TemplateRule& rule, std::string what, NameId axis) {
-    Diagnostic& d = sink_.Error("template-conflict", absl::StrCat("templates place ", what, " twice on axis ",
-                                                                  PyRepr(doc_.Name(axis)), " (rule ",
-                                                                  PyRepr(rule.pattern), ")"));
-    d.fqn = std::string(tree_.fqn(p));
-    d.pointer = rule.pointer;
+    sink_.Report(Code::kTemplateConflict, {.fqn = tree_.fqn(p), .pointer = rule.pointer}, what, doc_.Name(axis),
+                 rule.pattern);
   }
 
   // Places parameter `name` on the template's axis, or reports a conflict
@@ -328,14 +318,9 @@ void ReportUnplanned(const ModuleTree& tree, const std::vector<FqnLayout>& plan,
     }
   }
   if (count == 0) return;
-  Diagnostic& d = sink.Error(
-      "unplanned-parameters",
-      absl::StrCat(count,
-                   count == 1 ? " parameter is declared by no plan entry and stays replicated: "
-                              : " parameters are declared by no plan entry and stay replicated: ",
-                   absl::StrJoin(first, ", "),
-                   count > first.size() ? absl::StrCat(" and ", count - first.size(), " more") : ""));
-  d.severity = Severity::kInfo;
+  sink.Report(Code::kUnplannedParameters, {},
+              absl::StrCat(count, count == 1 ? " parameter is" : " parameters are"), count == 1 ? "stays" : "stay",
+              absl::StrJoin(first, ", "), count > first.size() ? absl::StrCat(" and ", count - first.size(), " more") : "");
 }
 
 }  // namespace shardplan

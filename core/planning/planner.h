@@ -9,7 +9,7 @@
 
 #include "absl/types/span.h"
 #include "core/ownership/claims.h"
-#include "core/diagnostic.h"
+#include "core/diagnostics/sink.h"
 #include "core/model/document.h"
 #include "core/model/module_tree.h"
 #include "core/ownership/owners.h"

@@ -10,7 +10,8 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/diagnostics/messages.h"
+#include "core/diagnostics/sink.h"
+#include "core/model/module_tree.h"
 #include "core/text/pyrepr.h"
 
 namespace shardplan {
@@ -94,18 +95,12 @@ EvenCounts EvenShardCounts(uint64_t units, uint64_t fused, uint64_t shards) {
 }
 
 void CheckOne(const Document& doc, const absl::flat_hash_map<NameId, size_t>& axis_index,
-              const ParamDeclaration& decl, bool out_of_range_is_error, DiagnosticSink& sink) {
+              const ParamDeclaration& decl, DiagnosticSink& sink) {
   const Parameter& param = doc.parameters[decl.param];
   const SmallVector<int64_t>& shape = *param.shape;
   const int64_t rank = static_cast<int64_t>(shape.size());
-  const std::string full_name = msg::FullName(decl.fqn, decl.local_name);
-  const auto report = [&](std::string_view code, Severity severity, std::string message) {
-    Diagnostic& d = sink.Error(code, std::move(message));
-    d.severity = severity;
-    d.fqn = decl.fqn;
-    d.parameter = full_name;
-    d.pointer = decl.pointer;
-  };
+  const std::string full_name = FullName(decl.fqn, decl.local_name);
+  const Where where{.fqn = decl.fqn, .parameter = full_name, .pointer = decl.pointer};
 
   // The shard placements on mesh axes, in mesh order.
   absl::InlinedVector<ShardingAxis, 4> sharding;
@@ -126,12 +121,10 @@ void CheckOne(const Document& doc, const absl::flat_hash_map<NameId, size_t>& ax
       axes_of_dim[d].push_back(s.mesh_index);
       continue;
     }
-    const std::string where = absl::StrCat("parameter ", PyRepr(full_name), " is sharded ",
-                                           FormatPlacement(s.placement->placement), " on axis ",
-                                           PyRepr(doc.Name(s.placement->axis)));
-    report("shard-dim-out-of-range", out_of_range_is_error ? Severity::kError : Severity::kWarning,
-           rank == 0 ? absl::StrCat(where, " but it is a scalar (rank 0): it has no dim to shard")
-                     : absl::StrCat(where, " but it has rank ", rank, ": dims are ", -rank, " to ", rank - 1));
+    sink.Report(Code::kShardDimOutOfRange, where, full_name, FormatPlacement(s.placement->placement),
+                doc.Name(s.placement->axis),
+                rank == 0 ? std::string("it is a scalar (rank 0): it has no dim to shard")
+                          : absl::StrCat("it has rank ", rank, ": dims are ", -rank, " to ", rank - 1));
   }
 
   int64_t fused_dim = -1;
@@ -154,36 +147,29 @@ void CheckOne(const Document& doc, const absl::flat_hash_map<NameId, size_t>& ax
     // Devices hold nothing only with fewer units than shards; fused parts
     // that do not split evenly are uneven (planner-v1 section 2).
     if (units < shards) {
-      report("empty-shard", Severity::kWarning,
-             absl::StrCat("parameter ", PyRepr(full_name), " ", dim_text, " but ", split, devices,
-                          ": some devices hold nothing"));
+      sink.Report(Code::kEmptyShard, where, full_name, dim_text, split, devices);
       continue;
     }
     if (units % needed == 0) continue;
-    std::string message = absl::StrCat("parameter ", PyRepr(full_name), " ", dim_text, " and ", split, devices, ": ",
-                                       units, " is not a multiple of ");
-    if (fused > 1) {
-      absl::StrAppend(&message, fused, " x ", shards, " = ", needed);
-    } else {
-      absl::StrAppend(&message, shards);
-    }
+    const std::string multiple = fused > 1 ? absl::StrCat(fused, " x ", shards, " = ", needed) : absl::StrCat(shards);
+    std::string even_counts;
     if (shards > 2) {
       const EvenCounts even = EvenShardCounts(units, fused, shards);
       if (!even.counts.empty()) {
-        absl::StrAppend(&message, even.more || !even.complete ? "; the largest shard counts below " : "; shard counts below ",
-                        shards, " that divide it evenly: ", absl::StrJoin(even.counts, ", "));
+        even_counts = absl::StrCat(even.more || !even.complete ? "; the largest shard counts below " : "; shard counts below ",
+                                   shards, " that divide it evenly: ", absl::StrJoin(even.counts, ", "));
       } else if (even.complete) {
-        absl::StrAppend(&message, "; no shard count from 2 to ", shards - 1, " divides it evenly");
+        even_counts = absl::StrCat("; no shard count from 2 to ", shards - 1, " divides it evenly");
       }
     }
-    report("uneven-shard", Severity::kWarning, std::move(message));
+    sink.Report(Code::kUnevenShard, where, full_name, dim_text, split, devices, absl::StrCat(units), multiple,
+                even_counts);
   }
 }
 
 }  // namespace
 
-void CheckShapes(const Document& doc, const std::vector<ParamDeclaration>& declarations, bool out_of_range_is_error,
-                 DiagnosticSink& sink) {
+void CheckShapes(const Document& doc, const std::vector<ParamDeclaration>& declarations, DiagnosticSink& sink) {
   absl::flat_hash_map<NameId, size_t> axis_index;
   for (size_t j = 0; j < doc.mesh.size(); ++j) axis_index.emplace(doc.mesh[j].name, j);
   // The placements already checked per parameter: a parameter declared
@@ -199,7 +185,7 @@ void CheckShapes(const Document& doc, const std::vector<ParamDeclaration>& decla
       continue;
     }
     seen.push_back(decl.placements);
-    CheckOne(doc, axis_index, decl, out_of_range_is_error, sink);
+    CheckOne(doc, axis_index, decl, sink);
   }
 }
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/diagnostic.h"
+#include "core/diagnostics/sink.h"
 #include "core/model/document.h"
 #include "core/model/placement.h"
 
@@ -38,8 +38,8 @@ struct ParamDeclaration {
 
 // Checks every declaration in order and appends, per declaration:
 // - `shard-dim-out-of-range`: an S(d) on a mesh axis with d outside
-//   [-rank, rank); severity error when `out_of_range_is_error` (`plan`),
-//   else warning (`check`, which must keep the reference's verdict);
+//   [-rank, rank) (an error in `plan`, a warning in `check`, which must
+//   keep the reference's verdict: the sink's mode);
 // - then per sharded dim in increasing order, the shard count being the
 //   product of the sizes of the mesh axes sharding it (a warning each):
 //   `empty-shard` when it has fewer units than its shard count (x fused
@@ -53,8 +53,7 @@ struct ParamDeclaration {
 // at each declaration whose placements differ from its earlier ones, so a
 // tied parameter declared alike twice is reported once. Diagnostics carry
 // the FQN, the full parameter name (fqn.local_name) and `pointer`.
-void CheckShapes(const Document& doc, const std::vector<ParamDeclaration>& declarations, bool out_of_range_is_error,
-                 DiagnosticSink& sink);
+void CheckShapes(const Document& doc, const std::vector<ParamDeclaration>& declarations, DiagnosticSink& sink);
 
 }  // namespace shardplan
 

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/text/glob.h"
-#include "core/diagnostics/messages.h"
+#include "core/diagnostics/sink.h"
 #include "core/ownership/owners.h"
 #include "core/model/parse.h"
 #include "gtest/gtest.h"
@@ -246,7 +246,7 @@ TEST(CollectTest, NestingReportsEveryOverlapInEntryOrder) {
       if (k != "none" && (k == kind(inner) || k == "mesh" || kind(inner) == "mesh")) outers.push_back(entry_at[a]);
     }
     std::sort(outers.begin(), outers.end());
-    for (int i : outers) want.push_back(msg::OverlappingCommunication(tree.fqn(entries[i].path), tree.fqn(inner.path)));
+    for (int i : outers) want.push_back(FormatMessage(Code::kOverlappingCommunication, {tree.fqn(entries[i].path), tree.fqn(inner.path)}));
   }
   DiagnosticSink sink;
   CheckNesting(tree, owners, sink);

@@ -1,4 +1,5 @@
 #include "core/model/parse.h"
+#include "core/text/json_pointer.h"
 
 #include <string>
 #include <utility>

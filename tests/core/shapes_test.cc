@@ -43,15 +43,15 @@ class Plan {
     return declarations.back();
   }
 
-  std::vector<Diagnostic> Check(bool out_of_range_is_error = true) const {
-    DiagnosticSink sink;
-    CheckShapes(doc, declarations, out_of_range_is_error, sink);
+  std::vector<Diagnostic> Check(Mode mode = Mode::kPlan) const {
+    DiagnosticSink sink(mode);
+    CheckShapes(doc, declarations, sink);
     return sink.Take();
   }
   // "code|severity|message" per diagnostic.
-  std::vector<std::string> Findings(bool out_of_range_is_error = true) const {
+  std::vector<std::string> Findings(Mode mode = Mode::kPlan) const {
     std::vector<std::string> out;
-    for (const Diagnostic& d : Check(out_of_range_is_error)) {
+    for (const Diagnostic& d : Check(mode)) {
       out.push_back(absl::StrCat(d.code, "|", SeverityName(d.severity), "|", d.message));
     }
     return out;
@@ -150,8 +150,8 @@ TEST(ShapesTest, OutOfRangeIsAnErrorInPlanAndAWarningInCheck) {
       "to 1",
       "shard-dim-out-of-range|error|parameter 'm.w' is sharded S(-3) on axis 'dp' but it has rank 2: dims are -2 "
       "to 1"};
-  EXPECT_EQ(plan.Findings(/*out_of_range_is_error=*/true), in_plan);
-  const std::vector<Diagnostic> in_check = plan.Check(/*out_of_range_is_error=*/false);
+  EXPECT_EQ(plan.Findings(Mode::kPlan), in_plan);
+  const std::vector<Diagnostic> in_check = plan.Check(Mode::kCheck);
   ASSERT_EQ(in_check.size(), 2u);
   for (const Diagnostic& d : in_check) EXPECT_EQ(d.severity, Severity::kWarning);
 }
@@ -167,8 +167,8 @@ TEST(ShapesTest, OtherFindingsAreWarningsEvenInPlan) {
   Plan plan({{"tp", 4}});
   plan.Declare(plan.Param(std::vector<int64_t>{2}), "", "a", {{"tp", "S(0)"}});
   plan.Declare(plan.Param(std::vector<int64_t>{6}), "", "b", {{"tp", "S(0)"}});
-  for (bool strict : {true, false}) {
-    const std::vector<Diagnostic> found = plan.Check(strict);
+  for (Mode mode : {Mode::kPlan, Mode::kCheck}) {
+    const std::vector<Diagnostic> found = plan.Check(mode);
     ASSERT_EQ(found.size(), 2u);
     EXPECT_EQ(found[0].code, "empty-shard");
     EXPECT_EQ(found[1].code, "uneven-shard");

@@ -1,0 +1,107 @@
+// The table of diagnostics against the documentation: every code has a
+// section in a catalogue (docs/semantics.md or docs/planning.md) and every
+// section there is a code of the table. (tests/golden holds a failing
+// document for each code.)
+#include "core/diagnostics/codes.h"
+
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+
+namespace shardplan {
+namespace {
+
+constexpr std::string_view kDocs[] = {"semantics.md", "planning.md"};
+
+std::string ReadDoc(std::string_view name) {
+  std::ifstream in("docs/" + std::string(name));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The "### " headings of the document's "## N. Catalogue of diagnostics"
+// section.
+std::set<std::string> CatalogueHeadings(std::string_view name) {
+  std::set<std::string> headings;
+  bool inside = false;
+  for (std::string_view line : absl::StrSplit(ReadDoc(name), '\n')) {
+    if (absl::StartsWith(line, "## ")) inside = absl::EndsWith(line, "Catalogue of diagnostics");
+    if (inside && absl::StartsWith(line, "### ")) headings.insert(std::string(line.substr(4)));
+  }
+  return headings;
+}
+
+TEST(CodesTest, EachDocumentHasACatalogue) {
+  for (std::string_view doc : kDocs) EXPECT_FALSE(CatalogueHeadings(doc).empty()) << "docs/" << doc;
+}
+
+TEST(CodesTest, EveryCodeIsDocumentedWhereTheTableSays) {
+  std::map<std::string, std::set<std::string>> headings;
+  for (std::string_view doc : kDocs) headings[std::string(doc)] = CatalogueHeadings(doc);
+  for (const CodeInfo& info : kCodes) {
+    const size_t hash = info.doc.find('#');
+    ASSERT_NE(hash, std::string_view::npos) << info.name;
+    const std::string file(info.doc.substr(0, hash)), anchor(info.doc.substr(hash + 1));
+    EXPECT_EQ(anchor, info.name) << "the section of a code is named after it";
+    ASSERT_EQ(headings.count(file), 1u) << info.name << ": " << file << " is no catalogue";
+    EXPECT_EQ(headings[file].count(anchor), 1u) << info.name << ": no section '### " << anchor << "' in docs/" << file;
+  }
+}
+
+TEST(CodesTest, EveryDocumentedCodeIsInTheTable) {
+  for (std::string_view doc : kDocs) {
+    for (const std::string& heading : CatalogueHeadings(doc)) {
+      bool found = false;
+      for (const CodeInfo& info : kCodes) found = found || info.name == heading;
+      EXPECT_TRUE(found) << "docs/" << doc << " documents '" << heading << "', which no row of the table has";
+    }
+  }
+}
+
+TEST(CodesTest, NamesAreUniqueKebabCase) {
+  std::set<std::string_view> names;
+  for (const CodeInfo& info : kCodes) {
+    EXPECT_TRUE(names.insert(info.name).second) << info.name;
+    for (char c : info.name) EXPECT_TRUE(std::islower(static_cast<unsigned char>(c)) || c == '-') << info.name;
+  }
+}
+
+// Every field is "{N}", "{N!r}" or "{N!l}", and the fields number their
+// arguments 0, 1, ... without a gap (FormatMessage relies on it).
+TEST(CodesTest, MessageFormatsAreWellFormed) {
+  for (const CodeInfo& info : kCodes) {
+    std::set<int> used;
+    const std::string_view f = info.format;
+    for (size_t i = 0; i < f.size(); ++i) {
+      if (f[i] == '}') ADD_FAILURE() << info.name << ": a '}' outside a field";
+      if (f[i] != '{') continue;
+      const size_t close = f.find('}', i);
+      ASSERT_NE(close, std::string_view::npos) << info.name;
+      const std::string_view field = f.substr(i + 1, close - i - 1);
+      ASSERT_TRUE(field.size() == 1 || (field.size() == 3 && field[1] == '!' && (field[2] == 'r' || field[2] == 'l')))
+          << info.name << ": field {" << field << "}";
+      ASSERT_TRUE(std::isdigit(static_cast<unsigned char>(field[0]))) << info.name;
+      used.insert(field[0] - '0');
+      i = close;
+    }
+    for (int k = 0; k < static_cast<int>(used.size()); ++k) EXPECT_EQ(used.count(k), 1u) << info.name << ": {" << k << "}";
+  }
+}
+
+TEST(CodesTest, OnlyShardDimOutOfRangeDependsOnTheMode) {
+  for (const CodeInfo& info : kCodes) {
+    EXPECT_EQ(info.severity != info.check_severity, info.code == Code::kShardDimOutOfRange) << info.name;
+  }
+}
+
+}  // namespace
+}  // namespace shardplan
