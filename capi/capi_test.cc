@@ -334,7 +334,9 @@ TEST(CApi, PlanEqualsTheEngineAndReadsItsResults) {
   sp_result* result = nullptr;
   ASSERT_EQ(Code(sp_document_plan(doc, nullptr, &result)), SP_OK);
   absl::StatusOr<shardplan::Result> engine = shardplan::Plan(kPlanDoc, {});
-  ASSERT_TRUE(engine.ok() && engine->planned.has_value());
+  ASSERT_TRUE(engine.ok());
+  const std::optional<shardplan::PlanView> plan = shardplan::PlanOf(*engine);
+  ASSERT_TRUE(plan.has_value());
   sp_str json;
   ASSERT_EQ(Code(sp_result_json(result, &json)), SP_OK);
   EXPECT_EQ(Str(json), shardplan::ResultToJson(*engine));
@@ -343,7 +345,7 @@ TEST(CApi, PlanEqualsTheEngineAndReadsItsResults) {
   int present = 0;
   ASSERT_EQ(Code(sp_result_memory(result, &memory, &present)), SP_OK);
   ASSERT_EQ(present, 1);
-  const shardplan::MemoryReport& m = *engine->planned->memory;
+  const shardplan::MemoryReport& m = *plan->memory();
   EXPECT_EQ(memory.devices, 8u);
   EXPECT_EQ(memory.max_bytes, m.max_bytes);
   EXPECT_EQ(memory.unsharded_bytes, 64u * 8 * 2 + 32 * 8 * 4 + 8 * 32 * 4);
@@ -362,7 +364,7 @@ TEST(CApi, PlanEqualsTheEngineAndReadsItsResults) {
   EXPECT_EQ(Code(sp_result_plan_entry(result, 3, &entry)), SP_ERROR_OUT_OF_RANGE);
 
   ASSERT_EQ(Code(sp_result_communication_count(result, &count)), SP_OK);
-  ASSERT_EQ(count, engine->planned->communication.records.size());
+  ASSERT_EQ(count, plan->communication_size());
   bool all_reduce = false;
   for (size_t i = 0; i < count; ++i) {
     sp_communication c;

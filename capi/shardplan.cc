@@ -22,7 +22,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/engine.h"
-#include "core/model/parse.h"
 #include "core/model/placement.h"
 #include "rapidjson/encodings.h"
 #include "rapidjson/memorystream.h"
@@ -44,9 +43,10 @@ struct sp_result {
   std::once_flag json_once;
   std::string json;
   // Spelled out once when planned: what sp_plan_entry and sp_communication
-  // point into.
-  std::vector<std::array<std::string, 2>> entries;     // per plan entry: FQN, provenance
-  std::vector<std::array<std::string, 3>> placements;  // per record: axis, from, to
+  // point into (NUL-terminated, as the header promises).
+  std::vector<std::array<std::string, 2>> entries;  // per plan entry: FQN, provenance
+  std::vector<std::array<std::string, 6>> records;  // per record: FQN, port, axis, from, to, collective
+  std::optional<shardplan::MemoryReport> memory;
 };
 
 namespace {
@@ -421,7 +421,7 @@ sp_error* Parse(std::string_view json, const sp_parse_options* options, sp_docum
       limits.max_json_depth = static_cast<int>(options->max_json_depth);
     }
   }
-  shardplan::ParsedDocument parsed = shardplan::ParseDocument(json, limits);
+  shardplan::ParsedDocument parsed = shardplan::Parse(json, limits);
   auto document = std::make_unique<sp_document>();
   if (parsed.error) {
     document->error = std::move(parsed.error);
@@ -473,16 +473,17 @@ sp_error* Run(const sp_document* document, const sp_check_options* options, sp_r
       if (!done.ok()) return InvalidArgument(std::string(done.status().message()));
       result->result = *std::move(done);
     }
-    if (const std::optional<shardplan::PlanOutput>& planned = result->result.planned) {
-      const shardplan::Document& doc = *result->result.document;
-      for (size_t i = 0; i < planned->entries.size(); ++i) {
-        result->entries.push_back(
-            {std::string(doc.Name(planned->entries[i].fqn)), absl::StrJoin(planned->provenance[i], ", ")});
+    if (const std::optional<shardplan::PlanView> plan = shardplan::PlanOf(result->result)) {
+      for (size_t i = 0; i < plan->size(); ++i) {
+        const shardplan::PlanEntry e = plan->entry(i);
+        result->entries.push_back({std::string(e.fqn), absl::StrJoin(*e.provenance, ", ")});
       }
-      for (const shardplan::CommunicationRecord& r : planned->communication.records) {
-        result->placements.push_back({std::string(doc.Name(r.axis)), shardplan::FormatPlacement(r.from),
-                                      shardplan::FormatPlacement(r.to)});
+      for (size_t i = 0; i < plan->communication_size(); ++i) {
+        const shardplan::CommunicationRecordView r = plan->communication(i);
+        result->records.push_back({std::string(r.fqn), std::string(r.port), std::string(r.axis), r.from, r.to,
+                                   std::string(r.collective)});
       }
+      if (const shardplan::MemoryReport* memory = plan->memory()) result->memory = *memory;
     }
     *out_result = result.release();
     return nullptr;
@@ -492,9 +493,6 @@ sp_error* Run(const sp_document* document, const sp_check_options* options, sp_r
 sp_error* OutOfRange(std::string_view what, size_t index, size_t size) {
   return Error(SP_ERROR_OUT_OF_RANGE, absl::StrCat(what, " index ", index, " out of range (the result has ", size, ")"));
 }
-
-// A view of a string literal (NUL-terminated).
-sp_str OutLiteral(std::string_view s) { return {s.data(), s.size()}; }
 
 }  // namespace
 
@@ -600,12 +598,11 @@ sp_error* sp_result_memory(const sp_result* result, sp_memory* out_memory, int* 
   SP_REQUIRE(result);
   SP_REQUIRE(out_memory);
   SP_REQUIRE(out_present);
-  const std::optional<shardplan::PlanOutput>& planned = result->result.planned;
-  if (!planned || !planned->memory) {
+  if (!result->memory) {
     *out_present = 0;
     return nullptr;
   }
-  const shardplan::MemoryReport& m = *planned->memory;
+  const shardplan::MemoryReport& m = *result->memory;
   sp_memory out;
   out.devices = m.devices;
   out.unsharded_bytes = m.unsharded_bytes;
@@ -640,7 +637,7 @@ sp_error* sp_result_plan_entry(const sp_result* result, size_t index, sp_plan_en
 sp_error* sp_result_communication_count(const sp_result* result, size_t* out_count) {
   SP_REQUIRE(result);
   SP_REQUIRE(out_count);
-  *out_count = result->placements.size();
+  *out_count = result->records.size();
   return nullptr;
 }
 
@@ -648,11 +645,9 @@ sp_error* sp_result_communication(const sp_result* result, size_t index, sp_comm
   return Guard([&]() -> sp_error* {
     SP_REQUIRE(result);
     SP_REQUIRE(out_record);
-    if (index >= result->placements.size()) return OutOfRange("communication record", index, result->placements.size());
-    const shardplan::CommunicationRecord& r = result->result.planned->communication.records[index];
-    const std::array<std::string, 3>& p = result->placements[index];
-    *out_record = {OutStr(r.fqn), OutStr(r.port), OutStr(p[0]), OutStr(p[1]), OutStr(p[2]),
-                   OutLiteral(shardplan::CollectiveName(r.collective))};
+    if (index >= result->records.size()) return OutOfRange("communication record", index, result->records.size());
+    const std::array<std::string, 6>& r = result->records[index];
+    *out_record = {OutStr(r[0]), OutStr(r[1]), OutStr(r[2]), OutStr(r[3]), OutStr(r[4]), OutStr(r[5])};
     return nullptr;
   });
 }

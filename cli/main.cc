@@ -21,6 +21,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/engine.h"
 
 // The last document's result, kept until exit: the system reclaims its
@@ -143,11 +144,9 @@ std::string Bytes(double b) {
 
 // Per-device memory (min / mean / max and a histogram over devices), the
 // collectives per axis, and the plan as a table.
-void PrintPlan(const shardplan::Result& result) {
-  const shardplan::PlanOutput& plan = *result.planned;
-  const shardplan::Document& doc = *result.document;
-  if (plan.memory) {
-    const shardplan::MemoryReport& m = *plan.memory;
+void PrintPlan(const shardplan::PlanView& plan) {
+  if (const shardplan::MemoryReport* memory = plan.memory()) {
+    const shardplan::MemoryReport& m = *memory;
     std::cout << "memory per device (" << m.devices << (m.devices == 1 ? " device" : " devices")
               << "): min " << Bytes(static_cast<double>(m.min_bytes)) << ", mean " << Bytes(m.mean_bytes)
               << ", max " << Bytes(static_cast<double>(m.max_bytes)) << " (device " << m.max_device
@@ -172,34 +171,32 @@ void PrintPlan(const shardplan::Result& result) {
   } else {
     std::cout << "memory per device: not computed (more than " << shardplan::kMaxMemoryDevices << " devices)\n";
   }
-  if (plan.communication.counts.empty()) {
+  const std::vector<shardplan::CollectiveTotal> collectives = plan.collectives();
+  if (collectives.empty()) {
     std::cout << "collectives: none\n";
   } else {
     std::cout << "collectives:";
-    for (const shardplan::CollectiveCount& c : plan.communication.counts) {
-      std::cout << " " << shardplan::CollectiveName(c.collective) << "@" << doc.Name(c.axis) << " x" << c.count;
+    for (const shardplan::CollectiveTotal& c : collectives) {
+      std::cout << " " << c.collective << "@" << c.axis << " x" << c.count;
     }
     std::cout << "\n";
   }
   std::cout << "plan:\n";
-  for (size_t i = 0; i < plan.entries.size(); ++i) {
-    const shardplan::FqnLayout& e = plan.entries[i];
-    std::string fqn(doc.Name(e.fqn));
-    if (fqn.empty()) fqn = "(root)";
-    std::string provenance;
-    for (const std::string& p : plan.provenance[i]) absl::StrAppend(&provenance, provenance.empty() ? "" : ", ", p);
-    if (!e.layout.params() || e.layout.params()->empty()) {
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const shardplan::PlanEntry e = plan.entry(i);
+    const std::string fqn = e.fqn.empty() ? "(root)" : std::string(e.fqn);
+    const std::string provenance = absl::StrJoin(*e.provenance, ", ");
+    if (e.params.empty()) {
       std::cout << "  " << fqn << "  (no parameters)  [" << provenance << "]\n";
       continue;
     }
-    for (const shardplan::PlacementEntry& p : *e.layout.params()) {
+    for (const shardplan::PlannedParameter& p : e.params) {
       std::string placements;
-      for (const shardplan::AxisPlacement& a : p.placements) {
-        absl::StrAppend(&placements, placements.empty() ? "" : " ", doc.Name(a.axis), "=",
-                        shardplan::FormatPlacement(a.placement));
+      for (const auto& [axis, placement] : p.placements) {
+        absl::StrAppend(&placements, placements.empty() ? "" : " ", axis, "=", placement);
       }
-      std::cout << "  " << fqn << "  " << doc.Name(p.name) << "  " << (placements.empty() ? "-" : placements)
-                << "  [" << provenance << "]\n";
+      std::cout << "  " << fqn << "  " << p.name << "  " << (placements.empty() ? "-" : placements) << "  ["
+                << provenance << "]\n";
     }
   }
 }
@@ -215,20 +212,17 @@ void PrintText(const std::string& path, const shardplan::Result& result) {
     std::cout << "\n";
   }
   std::cout << path << ": ";
-  if (result.ok) {
-    const shardplan::Owned& owned = *result.owned;
-    std::cout << "ok: " << owned.entries.size() << (owned.entries.size() == 1 ? " owner, " : " owners, ")
-              << owned.owned_params.size()
-              << (owned.owned_params.size() == 1 ? " owned parameter name, " : " owned parameter names, ")
-              << owned.aliases.size()
-              << (owned.aliases.size() == 1 ? " alias" : " aliases");
+  if (const std::optional<shardplan::OwnershipCounts> counts = shardplan::CountOwnership(result)) {
+    std::cout << "ok: " << counts->owners << (counts->owners == 1 ? " owner, " : " owners, ") << counts->owned_names
+              << (counts->owned_names == 1 ? " owned parameter name, " : " owned parameter names, ")
+              << counts->aliases << (counts->aliases == 1 ? " alias" : " aliases");
     if (warnings > 0) std::cout << ", " << warnings << (warnings == 1 ? " warning" : " warnings");
   } else {
     std::cout << errors << (errors == 1 ? " error" : " errors");
     if (warnings > 0) std::cout << ", " << warnings << (warnings == 1 ? " warning" : " warnings");
   }
   std::cout << "\n";
-  if (result.planned) PrintPlan(result);
+  if (const std::optional<shardplan::PlanView> plan = shardplan::PlanOf(result)) PrintPlan(*plan);
 }
 
 // Matches `--name VALUE` (advancing i) or `--name=VALUE`; a missing value
@@ -298,7 +292,8 @@ int Run(bool plan, const std::vector<std::string>& args) {
       continue;
     }
     if (format == "json") {
-      std::cout << shardplan::ResultToJson(*result) << "\n";
+      shardplan::WriteResultJson(*result, std::cout);
+      std::cout << "\n";
     } else {
       PrintText(path, *result);
     }

@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "core/outcome.h"
+#include "core/model/parse.h"
 #include "core/ownership/claims.h"
 #include "core/ownership/collect.h"
 #include "core/ownership/layout_checks.h"
@@ -12,6 +14,7 @@
 #include "core/exec/parallel.h"
 #include "core/planning/plan_check.h"
 #include "core/planning/planner.h"
+#include "core/planning/memory.h"
 #include "core/planning/shapes.h"
 
 namespace shardplan {
@@ -32,24 +35,27 @@ void CheckOwnership(const ModuleTree& tree, Ownership& o, DiagnosticSink& sink) 
   o.claims = AssignParameters(tree, o.owners, /*check_omissions=*/all_added, sink);
 }
 
-// Fills result.owned from a successful ownership check (moves out of it).
-void FillOwned(Ownership& o, Result& result) {
-  Owned& owned = result.owned.emplace();
+// What a successful ownership check found (moves out of it).
+Owned TakeOwned(Ownership& o) {
+  Owned owned;
   owned.entries = o.owners.Take();
   owned.declared = std::move(o.claims.declared);
-  owned.owned_params = std::move(o.claims.owned_params);
+  owned.owned.resize(o.claims.placement.size());
+  for (ParamId p = 0; p < o.claims.placement.size(); ++p) owned.owned[p] = o.claims.owned(p);
   owned.expected.reserve(o.claims.expected_count);
   for (ParamId p = 0; p < o.claims.expected.size(); ++p) {
     if (o.claims.expected[p]) owned.expected.push_back(p);
   }
   owned.aliases = std::move(o.claims.aliases);
+  return owned;
 }
 
 Result CheckDocument(std::shared_ptr<const Document> doc) {
+  auto outcome = std::make_shared<Outcome>();
+  outcome->document = doc;
+  outcome->tree = std::make_unique<const ModuleTree>(*doc);
+  const ModuleTree* tree = outcome->tree.get();
   Result result;
-  result.document = doc;
-  auto tree = std::make_shared<const ModuleTree>(*doc);
-  result.tree = tree;
   Ownership o(*tree);
   DiagnosticSink sink(Mode::kCheck);
   CheckOwnership(*tree, o, sink);
@@ -60,7 +66,8 @@ Result CheckDocument(std::shared_ptr<const Document> doc) {
   }
   result.ok = !sink.has_errors();
   result.diagnostics = sink.Take();
-  if (result.ok) FillOwned(o, result);
+  if (result.ok) outcome->owned = TakeOwned(o);
+  result.outcome = std::move(outcome);
   return result;
 }
 
@@ -68,10 +75,11 @@ Result CheckDocument(std::shared_ptr<const Document> doc) {
 // the names it creates into it.
 Result PlanDocument(std::unique_ptr<Document> parsed) {
   Document& doc = *parsed;
+  auto outcome = std::make_shared<Outcome>();
+  outcome->document = std::shared_ptr<const Document>(std::move(parsed));
+  outcome->tree = std::make_unique<const ModuleTree>(doc);
+  const ModuleTree* tree = outcome->tree.get();
   Result result;
-  result.document = std::shared_ptr<const Document>(std::move(parsed));
-  auto tree = std::make_shared<const ModuleTree>(doc);
-  result.tree = tree;
   Ownership o(*tree);
   DiagnosticSink sink(Mode::kPlan);
   CheckOwnership(*tree, o, sink);
@@ -88,7 +96,7 @@ Result PlanDocument(std::unique_ptr<Document> parsed) {
     }
     CheckShapes(doc, DeclarationsOf(*tree, plan.entries, &plan.provenance, plan.packed), sink);
     ReportUnplanned(*tree, plan.entries, sink);
-    PlanOutput& out = result.planned.emplace();
+    PlanOutput& out = outcome->planned.emplace();
     out.memory = ComputeMemory(doc, PlacementsByParameter(*tree, plan.entries));
     out.communication = ComputeCommunication(doc, plan.entries);
     out.entries = std::move(plan.entries);
@@ -96,7 +104,8 @@ Result PlanDocument(std::unique_ptr<Document> parsed) {
   }
   result.ok = !sink.has_errors();
   result.diagnostics = sink.Take();
-  if (result.ok) FillOwned(o, result);
+  if (result.ok) outcome->owned = TakeOwned(o);
+  result.outcome = std::move(outcome);
   return result;
 }
 
@@ -122,7 +131,7 @@ absl::StatusOr<Result> Run(std::string_view json, const CheckOptions& options, b
     return s;
   }
   return WithThreads(options.threads, [&]() -> Result {
-    ParsedDocument parsed = ParseDocument(json, options.limits);
+    ParseResult parsed = ParseDocument(json, options.limits);
     if (release != nullptr) (*release)();
     if (parsed.error) {
       Result result;
@@ -152,6 +161,11 @@ absl::StatusOr<Result> CheckText(std::string_view json, const std::function<void
 absl::StatusOr<Result> PlanText(std::string_view json, const std::function<void()>& release,
                                 const CheckOptions& options) {
   return Run(json, options, /*plan=*/true, &release);
+}
+
+ParsedDocument Parse(std::string_view json, const Limits& limits) {
+  ParseResult parsed = ParseDocument(json, limits);
+  return {std::move(parsed.document), std::move(parsed.error)};
 }
 
 absl::StatusOr<Result> PlanParsed(const Document& document, int threads) {

@@ -1,9 +1,9 @@
-// The engine's entry point: check one shardplan.v1 document.
+// The engine's entry points: check or plan one shardplan.v1 document.
 //
 //   absl::StatusOr<Result> r = shardplan::Check(json_text, {});
 //   if (!r.ok()) { /* misuse: bad options */ }
 //   if (!r->ok) { /* r->diagnostics[0] is the reference framework's error */ }
-//   std::string out = shardplan::ResultToJson(*r);
+//   shardplan::WriteResultJson(*r, std::cout);
 //
 // Findings about the document (including malformed JSON) are diagnostics in
 // the Result; only misuse of the API is an error Status.
@@ -12,14 +12,18 @@
 
 #include <functional>
 #include <memory>
-#include <string>
+#include <optional>
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "core/model/parse.h"
+#include "core/diagnostic.h"
+#include "core/limits.h"
 #include "core/result.h"
 
 namespace shardplan {
+
+// A parsed (or built) document: core/model/document.h, internal.
+struct Document;
 
 struct CheckOptions {
   Limits limits;
@@ -32,17 +36,10 @@ struct CheckOptions {
 // document gives the single invalid-document diagnostic.
 absl::StatusOr<Result> Check(std::string_view json, const CheckOptions& options);
 
-// Collects module-owned layouts and claims (spec section 4), then, when that
-// succeeded and the document has a plan, checks the plan (section 6). Every
-// diagnostic is reported in evaluation order; a check that depends on a
-// failed step is skipped. `document` is only read, so one document may be
-// checked by several threads at once; `threads` as in CheckOptions.
-absl::StatusOr<Result> CheckParsed(std::shared_ptr<const Document> document, int threads);
-
 // Makes and checks a plan (planner-v1): the ownership checks of Check, then,
 // when they succeed, the final plan from owners, templates and overrides
-// (Result::planned), checked like a document's plan. A document with a
-// `plan` of its own is checked as Check would.
+// (PlanOf(result)), checked like a document's plan. A document with a `plan`
+// of its own is checked as Check would.
 absl::StatusOr<Result> Plan(std::string_view json, const CheckOptions& options);
 
 // Check() and Plan() of a text the caller lets go early: `release` is called
@@ -54,8 +51,23 @@ absl::StatusOr<Result> CheckText(std::string_view json, const std::function<void
 absl::StatusOr<Result> PlanText(std::string_view json, const std::function<void()>& release,
                                 const CheckOptions& options);
 
-// Plan() of a document parsed once (the C ABI): plans a private copy, so
-// `document` is only read and may be planned or checked by several threads.
+// A document parsed once, to be checked or planned any number of times, from
+// several threads at once (the C ABI).
+struct ParsedDocument {
+  std::shared_ptr<const Document> document;  // null when the text is no valid document
+  std::optional<Diagnostic> error;           // then the single invalid-document diagnostic
+};
+ParsedDocument Parse(std::string_view json, const Limits& limits);
+
+// Collects module-owned layouts and claims (spec section 4), then, when that
+// succeeded and the document has a plan, checks the plan (section 6). Every
+// diagnostic is reported in evaluation order; a check that depends on a
+// failed step is skipped. `document` is only read; `threads` as in
+// CheckOptions.
+absl::StatusOr<Result> CheckParsed(std::shared_ptr<const Document> document, int threads);
+
+// Plan() of a parsed document: plans a private copy, so `document` is only
+// read.
 absl::StatusOr<Result> PlanParsed(const Document& document, int threads);
 
 }  // namespace shardplan

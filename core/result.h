@@ -1,68 +1,122 @@
-// The result of checking one document (spec section 8).
+// The result of checking or planning one document (spec section 8,
+// planner-v1 section 3): the verdict, every diagnostic, and views of what
+// the engine found, read through the functions below. The engine's own data
+// behind a result (the document, its module tree, the owners, the plan)
+// stays inside core.
+//
+//   absl::StatusOr<Result> r = shardplan::Check(json_text, {});
+//   if (r.ok() && !r->ok) { /* r->diagnostics[0] is the reference framework's error */ }
+//   shardplan::WriteResultJson(*r, std::cout);
 #ifndef SHARDPLAN_CORE_RESULT_H_
 #define SHARDPLAN_CORE_RESULT_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
-#include "core/ownership/claims.h"
-#include "core/planning/communication.h"
 #include "core/diagnostic.h"
-#include "core/planning/memory.h"
-#include "core/model/document.h"
-#include "core/model/module_tree.h"
-#include "core/ownership/owners.h"
+#include "core/memory_report.h"
 
 namespace shardplan {
 
-struct Owned {
-  // The owners as collected, in entry order (their FQNs: the result's tree
-  // at their paths). An owner's layout as the result prints it is the
-  // document's layout less the params claims dropped, with normalized
-  // out_names.
-  std::vector<Owner> entries;
-  Declarations declared;  // what claims made of the owners' params
-  // Every owned parameter name, in named_parameters(root) order (see
-  // OwnedNames for the sorted spellings).
-  OwnedParams owned_params;
-  std::vector<ParamId> expected;
-  std::vector<std::pair<std::string, std::string>> aliases;
-};
-
-// The plan `shardplan plan` made (planner-v1 section 3).
-struct PlanOutput {
-  std::vector<FqnLayout> entries;                    // plan order
-  std::vector<std::vector<std::string>> provenance;  // per entry
-  std::optional<MemoryReport> memory;                // nullopt: too many devices
-  CommunicationReport communication;
-};
+// What the engine found: the document, its module tree, the owners, the
+// plan (core/outcome.h, internal).
+struct Outcome;
 
 struct Result {
+  // No error diagnostic.
   bool ok = false;
+  // In evaluation order: the first one is the reference framework's error.
   std::vector<Diagnostic> diagnostics;
-  // The parsed document and its module tree, which the owned result names
-  // into; null when the document is invalid.
-  std::shared_ptr<const Document> document;
-  std::shared_ptr<const ModuleTree> tree;
-  std::optional<Owned> owned;  // present when ok
-  // Present after Plan() when ownership succeeded.
-  std::optional<PlanOutput> planned;
+  // Null for a document that did not parse.
+  std::shared_ptr<const Outcome> outcome;
 };
 
-// The result as compact JSON (schema shardplan.result.v1): the same input
-// always gives the same bytes. Layouts print params, in_src and in_dst always
-// (null when null), out_src, out_dst and out_names only when non-null;
-// `expected` and `required` list parameter ids sorted, `owned_names` sorted.
-// A planned result adds "plan": {"modules": {FQN: layout}}, "provenance":
-// {FQN: [...]}, "memory" (null beyond kMaxMemoryDevices), "communication"
-// (records) and "collectives" ({collective: {axis: count}}).
-std::string ResultToJson(const Result& result);
+// The counts of a passing check, as the CLI's summary line prints them.
+struct OwnershipCounts {
+  size_t owners = 0;
+  size_t owned_names = 0;  // parameter names an owner's layout covers, aliases included
+  size_t aliases = 0;      // names of tied parameters other than their canonical one
+};
+// Nullopt unless `result.ok`.
+std::optional<OwnershipCounts> CountOwnership(const Result& result);
 
-// The full names of the owned parameters, sorted (empty unless ok).
-std::vector<std::string> OwnedNames(const Result& result);
+// One parameter of a plan entry's layout, with its placement per mesh axis
+// in document order ("S(0)", "R", "P", "P(max)").
+struct PlannedParameter {
+  std::string_view name;
+  std::vector<std::pair<std::string_view, std::string>> placements;
+};
+
+// One entry of the final plan.
+struct PlanEntry {
+  std::string_view fqn;  // "" is the root
+  // Where it came from: "owned:model", "owned:family", "owned:native",
+  // "template:AXIS:PATTERN" (one per contributing rule) or "override".
+  const std::vector<std::string>* provenance;
+  std::vector<PlannedParameter> params;  // empty when its layout has none
+};
+
+// One communication record (planner-v1 section 6): on port `port` ("in:X"
+// or "out:X") of the module at `fqn`, axis `axis` goes from `from` to `to`
+// through `collective` ("all_gather", "slice", "all_reduce",
+// "reduce_scatter", "all_to_all", "none" or "unsupported").
+struct CommunicationRecordView {
+  std::string_view fqn;
+  std::string_view port;
+  std::string_view axis;
+  std::string from;
+  std::string to;
+  std::string_view collective;
+};
+
+// How many records of one collective one axis has.
+struct CollectiveTotal {
+  std::string_view collective;
+  std::string_view axis;
+  int64_t count;
+};
+
+// The plan Plan() made, read in place: views stay valid while the result
+// lives.
+class PlanView {
+ public:
+  explicit PlanView(const Outcome& outcome) : outcome_(&outcome) {}
+
+  size_t size() const;
+  PlanEntry entry(size_t index) const;
+  // Null when the mesh has more than kMaxMemoryDevices devices.
+  const MemoryReport* memory() const;
+  // In plan order, ports in order, mesh axes in mesh order.
+  size_t communication_size() const;
+  CommunicationRecordView communication(size_t index) const;
+  // Ordered by collective (as listed above), then by axis in mesh order.
+  std::vector<CollectiveTotal> collectives() const;
+
+ private:
+  const Outcome* outcome_;
+};
+// Nullopt unless Plan() made a plan (ownership passed and the document has
+// no plan of its own).
+std::optional<PlanView> PlanOf(const Result& result);
+
+// Writes the result as compact JSON (schema shardplan.result.v1, one object
+// without a trailing newline) to `out`, as it goes: the same input always
+// gives the same bytes. Layouts print params, in_src and in_dst always (null
+// when null), out_src, out_dst and out_names only when non-null; `expected`
+// and `required` list parameter ids sorted, `owned_names` sorted. A planned
+// result adds "plan": {"modules": {FQN: layout}}, "provenance": {FQN:
+// [...]}, "memory" (null beyond kMaxMemoryDevices), "communication"
+// (records) and "collectives" ({collective: {axis: count}}).
+void WriteResultJson(const Result& result, std::ostream& out);
+// The same, as a string.
+std::string ResultToJson(const Result& result);
 
 }  // namespace shardplan
 

@@ -89,8 +89,8 @@ wasm() {
 suite wasm wasm
 # The measurement scripts' own tests, on the plain benchmark build.
 perf_tools() {
-  bazel build //bench:core_benchmark || return 1
-  SHARDPLAN_BENCH="$(bazel info bazel-bin 2>/dev/null)/bench/core_benchmark" \
+  bazel build //core:stages_benchmark || return 1
+  SHARDPLAN_BENCH="$(bazel info bazel-bin 2>/dev/null)/core/stages_benchmark" \
     /usr/bin/python3 -m pytest -q tools/perf/tests
 }
 suite perf-tools perf_tools

@@ -19,11 +19,13 @@ namespace shardplan {
 
 // Where a finding is: the module's FQN ("" is the root), the parameter's
 // full name and the JSON pointer of the declaration at fault, each when
-// known. Views: they are copied when the diagnostic is made.
+// known. Views: they are copied when the diagnostic is made. (The
+// initializers keep GCC from warning of the places a designated
+// initializer leaves out.)
 struct Where {
-  std::optional<std::string_view> fqn;
-  std::optional<std::string_view> parameter;
-  std::optional<std::string_view> pointer;
+  std::optional<std::string_view> fqn = std::nullopt;
+  std::optional<std::string_view> parameter = std::nullopt;
+  std::optional<std::string_view> pointer = std::nullopt;
 };
 
 // What the engine runs: `check` (the reference's verdict) or `plan`. A few

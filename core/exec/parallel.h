@@ -25,6 +25,7 @@
 #include "oneapi/tbb/info.h"
 #include "oneapi/tbb/parallel_for.h"
 #include "oneapi/tbb/parallel_pipeline.h"
+#include "oneapi/tbb/parallel_sort.h"
 #include "oneapi/tbb/task_arena.h"
 #endif
 
@@ -154,6 +155,18 @@ std::vector<T> JoinChunks(const std::vector<std::vector<T>>& chunks) {
     for (size_t c = first; c < stop; ++c) std::copy(chunks[c].begin(), chunks[c].end(), out.begin() + offsets[c]);
   });
   return out;
+}
+
+// std::sort of [begin, end), with the arena's threads.
+template <typename Iterator>
+void ParallelSort(Iterator begin, Iterator end) {
+  if (OnOneThread()) {
+    std::sort(begin, end);
+    return;
+  }
+#ifndef SHARDPLAN_SERIAL
+  tbb::parallel_sort(begin, end);
+#endif
 }
 
 // The number of chunks of `grain` indexes that cover n indexes.

@@ -1266,8 +1266,8 @@ std::string LineColumn(std::string_view text, size_t offset) {
 
 }  // namespace
 
-ParsedDocument ParseDocument(std::string_view json, const Limits& limits) {
-  ParsedDocument result;
+ParseResult ParseDocument(std::string_view json, const Limits& limits) {
+  ParseResult result;
   auto invalid = [&](const std::string& message, const std::string& pointer) {
     result.error = MakeDiagnostic(Code::kInvalidDocument, Mode::kCheck, {.pointer = pointer}, {message});
     return std::move(result);

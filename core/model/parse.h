@@ -15,25 +15,17 @@
 #include <string_view>
 
 #include "core/diagnostic.h"
+#include "core/limits.h"
 #include "core/model/document.h"
 
 namespace shardplan {
 
-struct Limits {
-  // Module paths (named_modules with duplicates) the tree may expand to.
-  uint64_t max_paths = 10'000'000;
-  // Total bytes of all module FQNs (bounds deep chains of long names).
-  uint64_t max_fqn_bytes = uint64_t{1} << 30;
-  // Nesting of JSON arrays and objects.
-  int max_json_depth = 64;
-};
-
-struct ParsedDocument {
+struct ParseResult {
   std::unique_ptr<Document> document;  // set on success
   std::optional<Diagnostic> error;     // the invalid-document diagnostic
 };
 
-ParsedDocument ParseDocument(std::string_view json, const Limits& limits);
+ParseResult ParseDocument(std::string_view json, const Limits& limits);
 
 }  // namespace shardplan
 

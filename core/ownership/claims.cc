@@ -385,23 +385,16 @@ Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omiss
   ScanThenApply<OwnerScan>(entries.size(), 1024, scan_owners, claim);
   claims.expected_count = CountNonZero(claims.expected);
 
-  // named_parameters(root): owned names and aliases, per chunk of paths in
-  // parallel (the aliases then joined in order). Names are spelled out only
-  // for aliases.
+  // named_parameters(root): the aliases, per chunk of paths in parallel,
+  // then joined in order.
   constexpr size_t kGrain = 4096;
   const size_t chunk_count = ChunkCount(tree.size(), kGrain);
-  std::vector<std::vector<ModuleTree::ParamPath>>& owned = claims.owned_params.chunks;
-  owned.resize(chunk_count);
   std::vector<std::vector<std::pair<std::string, std::string>>> aliases(chunk_count);
   ParallelChunks(0, tree.size(), kGrain, [&](size_t c, size_t first, size_t stop) {
-    // A slot per path, as models go: grown from empty, a chunk's list was
-    // reallocated a dozen times.
-    owned[c].reserve(stop - first);
     for (PathId q = static_cast<PathId>(first); q < stop; ++q) {
       for (const auto& [name, p] : tree.params(q)) {
         if (!claims.owned(p)) continue;
         const ModuleTree::ParamPath here{q, name};
-        owned[c].push_back(here);
         // Distinct slots have distinct full names.
         const ModuleTree::ParamPath& canonical = claims.canonical[p];
         if (canonical.module != q || canonical.name != name) {

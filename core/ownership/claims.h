@@ -43,18 +43,6 @@ struct Declarations {
   }
 };
 
-// Slots of owned parameters, in named_parameters(root) order: kept in the
-// chunks of paths that found them (in parallel), as joining a million
-// would copy them all.
-struct OwnedParams {
-  std::vector<std::vector<ModuleTree::ParamPath>> chunks;
-  size_t size() const {
-    size_t n = 0;
-    for (const auto& chunk : chunks) n += chunk.size();
-    return n;
-  }
-};
-
 struct Claims {
   // Per parameter id: its owning placement (null: not owned), and where
   // its canonical (first claimant's) full name comes from.
@@ -67,8 +55,6 @@ struct Claims {
   // threads mark them at once.
   std::vector<uint8_t> expected;
   size_t expected_count = 0;  // how many are expected
-  // Owned parameter names, in named_parameters(root) order.
-  OwnedParams owned_params;
   // [canonical, alias] pairs, in named_parameters(root) order.
   std::vector<std::pair<std::string, std::string>> aliases;
   // What claims made of each owner's params. The plan check reuses the

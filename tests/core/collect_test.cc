@@ -62,7 +62,7 @@ std::vector<PathId> OwnerPaths(const Owners& owners) {
 TEST(CollectTest, NativeMatchesAreThePathsThePatternMatches) {
   for (const char* pattern : {"blocks.*.w*", "blocks.1*", "blocks.3?.lin4.*", "*.sub*", "*", "blocks.*.w1",
                               "*5", "blocks.[!0-8]*.w3*"}) {
-    ParsedDocument parsed = ParseDocument(BlocksDocument(absl::StrCat("[\"", pattern, "\"]")), Limits{});
+    ParseResult parsed = ParseDocument(BlocksDocument(absl::StrCat("[\"", pattern, "\"]")), Limits{});
     ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
     const ModuleTree tree(*parsed.document);
     ASSERT_EQ(tree.size(), 3202u);
@@ -88,7 +88,7 @@ TEST(CollectTest, PatternsOfOneRequestMatchOnTheirOwn) {
                                              "*w*"};
   std::string match;
   for (const std::string& pattern : patterns) absl::StrAppend(&match, match.empty() ? "[" : ", ", "\"", pattern, "\"");
-  ParsedDocument parsed = ParseDocument(BlocksDocument(match + "]"), Limits{});
+  ParseResult parsed = ParseDocument(BlocksDocument(match + "]"), Limits{});
   ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
   const ModuleTree tree(*parsed.document);
   std::vector<PathId> want;
@@ -143,7 +143,7 @@ TEST(CollectTest, NativeRequestsAddEachModuleOnceInPatternOrder) {
         R"J("model": {"children": {"blocks": "blocks")J", shared ? R"J(, "s1": "sh", "s2": "sh"}}, "sh": {})J" : "}}",
         R"J(, "blocks": {"type": "ModuleList", "children": {)J", children, "}}", modules,
         R"J(}, "providers": {"native": [)J", native, "]}}");
-    ParsedDocument parsed = ParseDocument(text, Limits{});
+    ParseResult parsed = ParseDocument(text, Limits{});
     ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
     const ModuleTree tree(*parsed.document);
     ASSERT_EQ(tree.shared(), shared);
@@ -222,7 +222,7 @@ TEST(CollectTest, NestingReportsEveryOverlapInEntryOrder) {
   const std::string text = absl::StrCat(
       R"J({"schema": "shardplan.v1", "mesh": {"tp": 2}, "parameters": {}, "root": "m", "modules": {)J", modules,
       R"J("m": {"children": {)J", children, R"J(}}}, "providers": {"sharding": {)J", providers, "}}}");
-  ParsedDocument parsed = ParseDocument(text, Limits{});
+  ParseResult parsed = ParseDocument(text, Limits{});
   ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
   const ModuleTree tree(*parsed.document);
   Owners owners(parsed.document->modules.size());
@@ -288,7 +288,7 @@ TEST(CollectTest, NativeHitsTouchingAFamilyAreReported) {
       R"J({"schema": "shardplan.v1", "mesh": {"tp": 2}, "parameters": {}, "root": "model", "modules": {)J",
       R"J("model": {"forward": ["x"], "children": {"blocks": "blocks"}}, "blocks": {"type": "ModuleList", "children": {)J",
       blocks, "}}", modules, R"J(}, "providers": {"native": [)J", native, "]}}");
-  ParsedDocument parsed = ParseDocument(text, Limits{});
+  ParseResult parsed = ParseDocument(text, Limits{});
   ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
   const Document& doc = *parsed.document;
   const ModuleTree tree(doc);

@@ -2,19 +2,28 @@
 // the result's JSON.
 #include "core/engine.h"
 
-#include "core/diagnostics/sink.h"
-#include "core/model/parse.h"
-#include "core/planning/styles.h"
-
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "core/diagnostics/sink.h"
+#include "core/model/parse.h"
+#include "core/outcome.h"
+#include "core/planning/styles.h"
 #include "gtest/gtest.h"
 
 namespace shardplan {
 namespace {
+
+// The owned names of a passing result, sorted, as its JSON lists them.
+std::vector<std::string> OwnedNames(const Result& r) {
+  std::vector<std::string> names;
+  for (const ModuleTree::ParamPath& slot : OwnedSlots(*r.outcome)) names.push_back(r.outcome->tree->FullName(slot));
+  std::sort(names.begin(), names.end());
+  return names;
+}
 
 // embed and head share parameter "e" (tied weights); norm has "n".
 std::string Doc(std::string_view providers, std::string_view extra = "") {
@@ -50,14 +59,14 @@ constexpr char kTiedSame[] = R"J({"sharding": {
 TEST(EngineTest, TiedParameterWithEqualPlacementBecomesAnAlias) {
   Result r = CheckDoc(Doc(kTiedSame));
   ASSERT_TRUE(r.ok) << r.diagnostics[0].message;
-  const Owned& owned = *r.owned;
+  const Owned& owned = *r.outcome->owned;
   ASSERT_EQ(owned.aliases.size(), 1u);
   EXPECT_EQ(owned.aliases[0].first, "embed.weight");
   EXPECT_EQ(owned.aliases[0].second, "head.weight");
   EXPECT_EQ(OwnedNames(r), (std::vector<std::string>{"embed.weight", "head.weight"}));
   // The later claimant's declaration is dropped; the first stays canonical.
   ASSERT_EQ(owned.entries.size(), 2u);
-  EXPECT_EQ(r.tree->fqn(owned.entries[1].path), "head");
+  EXPECT_EQ(r.outcome->tree->fqn(owned.entries[1].path), "head");
   using Outcome = Declarations::Outcome;
   EXPECT_EQ(std::vector<Outcome>(owned.declared.OutcomesOf(owned.entries[1]).begin(),
                                  owned.declared.OutcomesOf(owned.entries[1]).end()),
@@ -72,7 +81,7 @@ TEST(EngineTest, AnOwnersDeclarationsRecordWhatClaimsMadeOfEach) {
   Result r = CheckDoc(Doc(R"J({"sharding": {"": {"params": {"norm.weight": {"tp": "R"},
       "embed.weight": {"tp": "S(0)"}, "head.weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}}}})J"));
   ASSERT_TRUE(r.ok) << r.diagnostics[0].message;
-  const Owned& owned = *r.owned;
+  const Owned& owned = *r.outcome->owned;
   ASSERT_EQ(owned.entries.size(), 1u);
   const Owner& root = owned.entries[0];
   using Outcome = Declarations::Outcome;
@@ -107,10 +116,10 @@ TEST(EngineTest, RootLevelOwnerHasEmptyFqnAndNamesParametersWithoutPrefix) {
   Result r = CheckDoc(Doc(R"J({"sharding": {"": {"params": {"embed.weight": {"tp": "R"}, "norm.weight": {}},
                                            "in_src": {"input_ids": {}}, "in_dst": {"input_ids": {}}}}})J"));
   ASSERT_TRUE(r.ok) << r.diagnostics[0].message;
-  EXPECT_EQ(r.tree->fqn(r.owned->entries[0].path), "");
+  EXPECT_EQ(r.outcome->tree->fqn(r.outcome->owned->entries[0].path), "");
   EXPECT_EQ(OwnedNames(r), (std::vector<std::string>{"embed.weight", "head.weight", "norm.weight"}));
-  ASSERT_EQ(r.owned->aliases.size(), 1u);
-  EXPECT_EQ(r.owned->aliases[0].second, "head.weight");
+  ASSERT_EQ(r.outcome->owned->aliases.size(), 1u);
+  EXPECT_EQ(r.outcome->owned->aliases[0].second, "head.weight");
 }
 
 TEST(EngineTest, RootOwnerOmittingAParameterListsItsLocalNames) {
@@ -213,7 +222,7 @@ TEST(EngineTest, LeafOwnersDeclaringTheirSlotsInOrderAreClaimedAsTheOthers) {
                                R"J("weight": {}, "again": {}, "bias": {})J"}) {  // not in order
     Result r = check(declared);
     ASSERT_TRUE(r.ok) << declared << ": " << r.diagnostics[0].message;
-    const Owned& owned = *r.owned;
+    const Owned& owned = *r.outcome->owned;
     const absl::Span<const ParamId> params = owned.declared.ParamsOf(owned.entries[0]);
     const absl::Span<const Outcome> outcomes = owned.declared.OutcomesOf(owned.entries[0]);
     const bool in_order = std::string_view(declared).find("bias") < std::string_view(declared).find("again");
@@ -293,7 +302,7 @@ TEST(EngineTest, NativeOwnersComeInRequestPatternAndPathOrder) {
     r = CheckDoc(absl::StrReplaceAll(json, {{R"(, "layers.9*")", ""}}));
     ASSERT_TRUE(r.ok) << head;
     std::vector<std::string> owners;
-    for (const auto& entry : r.owned->entries) owners.emplace_back(r.tree->fqn(entry.path));
+    for (const auto& entry : r.outcome->owned->entries) owners.emplace_back(r.outcome->tree->fqn(entry.path));
     EXPECT_EQ(owners, (std::vector<std::string>{"layers.2.mlp", "norm", head, "layers.0.mlp", "layers.1.mlp"}));
   }
 }
@@ -363,7 +372,7 @@ TEST(EngineTest, InvalidDocumentIsOneDiagnosticAndNoOwned) {
   ASSERT_FALSE(r.ok);
   ASSERT_EQ(r.diagnostics.size(), 1u);
   EXPECT_EQ(r.diagnostics[0].code, "invalid-document");
-  EXPECT_FALSE(r.owned.has_value());
+  EXPECT_EQ(r.outcome, nullptr);
   EXPECT_NE(ResultToJson(r).find("\"ok\":false"), std::string::npos);
 }
 
@@ -375,7 +384,7 @@ TEST(EngineTest, NonPositiveLimitsAreMisuse) {
 
 TEST(EngineTest, CheckParsedEqualsCheckAndReusesTheDocument) {
   const std::string json = Doc(kTiedSame);
-  ParsedDocument parsed = ParseDocument(json, {});
+  ParseResult parsed = ParseDocument(json, {});
   ASSERT_TRUE(parsed.document != nullptr);
   std::shared_ptr<const Document> doc(std::move(parsed.document));
   const std::string want = ResultToJson(CheckDoc(json));
@@ -398,9 +407,9 @@ Result PlanDoc(std::string_view extra) {
 TEST(EngineTest, PlanFillsTheRestFromTemplates) {
   Result r = PlanDoc(R"J(, "templates": [{"axis": "tp", "rules": {"norm": "grouped_gemm"}}])J");
   ASSERT_TRUE(r.ok) << ResultToJson(r);
-  ASSERT_TRUE(r.planned.has_value());
-  ASSERT_EQ(r.planned->entries.size(), 3u);
-  EXPECT_EQ(r.planned->provenance[2], std::vector<std::string>{"template:tp:norm"});
+  ASSERT_TRUE(r.outcome->planned.has_value());
+  ASSERT_EQ(r.outcome->planned->entries.size(), 3u);
+  EXPECT_EQ(r.outcome->planned->provenance[2], std::vector<std::string>{"template:tp:norm"});
   const std::string json = ResultToJson(r);
   EXPECT_NE(json.find(R"J("plan":{"modules":{"embed":)J"), std::string::npos) << json;
   EXPECT_NE(json.find(R"J("norm":{"params":{"weight":{"tp":"S(0)"}},"in_src":{},"in_dst":{}})J"), std::string::npos)
@@ -410,10 +419,10 @@ TEST(EngineTest, PlanFillsTheRestFromTemplates) {
       << json;
   // e [16, 4] float32 sharded S(0) over tp=2 (8 x 4 x 4 bytes), n [4] S(0):
   // 2 x 4 bytes; dp absent from the mesh: 2 devices.
-  ASSERT_TRUE(r.planned->memory.has_value());
-  EXPECT_EQ(r.planned->memory->devices, 2u);
-  EXPECT_EQ(r.planned->memory->max_bytes, 128u + 8u);
-  EXPECT_EQ(r.planned->memory->unsharded_bytes, 256u + 16u);
+  ASSERT_TRUE(r.outcome->planned->memory.has_value());
+  EXPECT_EQ(r.outcome->planned->memory->devices, 2u);
+  EXPECT_EQ(r.outcome->planned->memory->max_bytes, 128u + 8u);
+  EXPECT_EQ(r.outcome->planned->memory->unsharded_bytes, 256u + 16u);
   EXPECT_NE(json.find(R"J("collectives":{})J"), std::string::npos) << json;
 }
 
@@ -436,7 +445,7 @@ TEST(EngineTest, ShapeFindingsAreErrorsInPlanAndWarningsInCheck) {
 TEST(EngineTest, PlanOfADocumentWithAPlanChecksIt) {
   absl::StatusOr<Result> r = Plan(Doc(kTiedSame, R"J(, "plan": {"modules": {}})J"), {});
   ASSERT_TRUE(r.ok());
-  EXPECT_FALSE(r->planned.has_value());
+  EXPECT_FALSE(r->outcome->planned.has_value());
   EXPECT_EQ(Codes(*r), std::vector<std::string>{"override-removed-coverage"});
 }
 
@@ -453,7 +462,7 @@ TEST(EngineTest, PlanningAParsedDocumentEqualsPlanningItsText) {
                        "a": {"forward": ["x"], "params": {"q": "q"}, "family": {
                          "sharding": {"params": {"q": {"tp": "S(0)"}}, "in_src": {"x": {}}, "in_dst": {"x": {}}}}}}})J"};
   for (const std::string& json : docs) {
-    ParsedDocument parsed = ParseDocument(json, {});
+    ParseResult parsed = ParseDocument(json, {});
     ASSERT_TRUE(parsed.document != nullptr) << parsed.error->message;
     absl::StatusOr<Result> from_text = Plan(json, {});
     absl::StatusOr<Result> from_parsed = PlanParsed(*parsed.document, 1);
@@ -527,8 +536,8 @@ TEST(EngineTest, EveryStyleOnLinearAndEmbeddingModules) {
       "templates": [{"axis": "tp", "rules": {"lin": ")J",
                                                  StyleName(style), R"J(", "emb": ")J", StyleName(style), R"J("}}]})J"),
                                     {});
-    ASSERT_TRUE(r.ok() && r->planned.has_value());
-    const Document& doc = *r->document;
+    ASSERT_TRUE(r.ok() && r->outcome->planned.has_value());
+    const Document& doc = *r->outcome->document;
     auto spell = [&](const MapRef& map, std::string_view name) -> std::string {
       if (!map) return "absent";
       for (const PlacementEntry& e : *map) {
@@ -537,7 +546,7 @@ TEST(EngineTest, EveryStyleOnLinearAndEmbeddingModules) {
       return "-";
     };
     auto expect = [](const std::optional<Placement>& p) { return p ? FormatPlacement(*p) : "-"; };
-    for (const FqnLayout& entry : r->planned->entries) {
+    for (const FqnLayout& entry : r->outcome->planned->entries) {
       const bool embedding = doc.Name(entry.fqn) == "emb";
       const StylePlacements want = PlacementsOf(style, embedding);
       EXPECT_EQ(spell(entry.layout.params(), "weight"), expect(want.weight)) << doc.Name(entry.fqn);
@@ -552,7 +561,7 @@ TEST(EngineTest, EveryStyleOnLinearAndEmbeddingModules) {
       EXPECT_EQ(spell(entry.layout.out_dst(), "output"),
                 want.out ? FormatPlacement(want.out->second) : std::string("absent"));
     }
-    EXPECT_EQ(r->planned->entries.size(), 2u);
+    EXPECT_EQ(r->outcome->planned->entries.size(), 2u);
   }
 }
 

@@ -22,7 +22,7 @@ std::unique_ptr<Document> ProvidersDocument(std::string_view head, std::string_v
   const std::string text = absl::StrCat(R"J({"schema": "shardplan.v1", )J", head, R"J(, "root": "root",)J",
                                         R"J( "modules": {"root": {"children": {)J", children, "}}", modules, "},",
                                         R"J( "providers": {"sharding": {)J", providers, "}}}");
-  ParsedDocument parsed = ParseDocument(text, Limits{});
+  ParseResult parsed = ParseDocument(text, Limits{});
   EXPECT_FALSE(parsed.error.has_value()) << parsed.error->message;
   return std::move(parsed.document);
 }

@@ -28,7 +28,7 @@ constexpr char kShared[] = R"J({
 })J";
 
 std::unique_ptr<Document> Parse(std::string_view json) {
-  ParsedDocument parsed = ParseDocument(json, Limits{});
+  ParseResult parsed = ParseDocument(json, Limits{});
   EXPECT_FALSE(parsed.error.has_value()) << parsed.error->message;
   return std::move(parsed.document);
 }

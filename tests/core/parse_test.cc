@@ -30,7 +30,7 @@ std::string Edit(std::string_view from, std::string_view to) {
 
 // The invalid-document diagnostic for `json`, or "" when it parses.
 Diagnostic Invalid(std::string_view json, Limits limits = {}) {
-  ParsedDocument parsed = ParseDocument(json, limits);
+  ParseResult parsed = ParseDocument(json, limits);
   if (!parsed.error) return Diagnostic{};
   EXPECT_EQ(parsed.error->code, "invalid-document");
   EXPECT_EQ(parsed.error->severity, Severity::kError);
@@ -38,7 +38,7 @@ Diagnostic Invalid(std::string_view json, Limits limits = {}) {
 }
 
 TEST(ParseTest, ValidDocumentParses) {
-  ParsedDocument parsed = ParseDocument(kValid, Limits{});
+  ParseResult parsed = ParseDocument(kValid, Limits{});
   ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
   const Document& doc = *parsed.document;
   ASSERT_EQ(doc.mesh.size(), 2u);
@@ -66,7 +66,7 @@ TEST(ParseTest, RecurringNamesThatLookAlikeKeepTheirOwnIds) {
                     "\"forward\": [\"*", i % 2 ? "p" : "q", "w\", \"", i % 2 ? "q" : "p", "w\"], ",
                     "\"params\": {\"w", i % 3, "z\": \"w\"}}");
   }
-  ParsedDocument parsed = ParseDocument(absl::StrCat(R"J({"schema": "shardplan.v1", "mesh": {"tp": 2},
+  ParseResult parsed = ParseDocument(absl::StrCat(R"J({"schema": "shardplan.v1", "mesh": {"tp": 2},
     "parameters": {"w": {}}, "root": "m", "modules": {)J", modules, "}}"), Limits{});
   ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
   const Document& doc = *parsed.document;
@@ -237,7 +237,7 @@ TEST(ParseTest, RepeatedLayoutTextsKeepTheirOwnPlaceAndRules) {
   const std::string layout = R"J({"params": {"weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}})J";
   std::string text = Edit(R"J("sharding": {"": )J", absl::StrCat(R"J("sharding": {"a": )J", layout, R"J(, "b": )J",
                                                                layout, R"J(, "c": {"params": null}, "": )J"));
-  ParsedDocument parsed = ParseDocument(text, Limits{});
+  ParseResult parsed = ParseDocument(text, Limits{});
   ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
   const Document& doc = *parsed.document;
   ASSERT_EQ(doc.model_providers.size(), 4u);
@@ -272,7 +272,7 @@ TEST(ParseTest, RepeatedLayoutsAcrossBatchesParseAsWritten) {
   }
   const std::string text = Edit(R"J("sharding": {"": {"params": {"weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}}})J",
                                 absl::StrCat(R"J("sharding": {)J", providers, "}"));
-  ParsedDocument parsed = ParseDocument(text, Limits{});
+  ParseResult parsed = ParseDocument(text, Limits{});
   ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
   const Document& doc = *parsed.document;
   ASSERT_EQ(doc.model_providers.size(), 600u);
@@ -330,7 +330,7 @@ TEST(ParseTest, RepeatedParallelSpecsParseAsWritten) {
   for (size_t i = 0; i < specs.size(); ++i) absl::StrAppend(&modules, ", \"s", i, "\": {\"parallel\": ", specs[i].first, "}");
   const std::string text = Edit(R"J("m": {"type": "Linear", "forward": ["input", "*args", "**kwargs"], "params": {"weight": "w"}})J",
                                 modules);
-  ParsedDocument parsed = ParseDocument(text, Limits{});
+  ParseResult parsed = ParseDocument(text, Limits{});
   ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
   const Document& doc = *parsed.document;
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -447,7 +447,7 @@ TEST(ParseTest, LayoutsAndParallelSpecsSpellTheirPointers) {
                               "parallel": {"binding_kind": "ep"}}]},
     "plan": {"modules": {"": {"params": {}}, "f~": {"params": {}}}}
   })J";
-  ParsedDocument parsed = ParseDocument(text, Limits{});
+  ParseResult parsed = ParseDocument(text, Limits{});
   ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
   const Document& doc = *parsed.document;
   EXPECT_EQ(doc.PointerOf(doc.model_providers[0].layout.origin), "/providers/sharding/a~1b");
@@ -472,7 +472,7 @@ TEST(ParseTest, ModulesWithAFamilyAreListedInIdOrder) {
       "d": {"family": {"parallel": true}}
     }
   })J";
-  ParsedDocument parsed = ParseDocument(text, Limits{});
+  ParseResult parsed = ParseDocument(text, Limits{});
   ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
   EXPECT_EQ(parsed.document->family_modules, (std::vector<ModuleId>{1, 3}));
   EXPECT_EQ(parsed.document->Clone()->family_modules, (std::vector<ModuleId>{1, 3}));
@@ -489,7 +489,7 @@ TEST(ParseTest, TemplatesAndOverridesParse) {
       {"axis": "dp", "rules": {}}],
     "overrides": {"": {"params": {"weight": {"tp": "R"}}, "in_src": {}, "in_dst": {}}},
     "providers")J");
-  ParsedDocument parsed = ParseDocument(json, Limits{});
+  ParseResult parsed = ParseDocument(json, Limits{});
   ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
   const Document& doc = *parsed.document;
   ASSERT_EQ(doc.templates.size(), 2u);

@@ -75,7 +75,7 @@ struct Planned {
 
 Planned PlanText(const std::string& text) {
   Planned out;
-  ParsedDocument parsed = ParseDocument(text, {});
+  ParseResult parsed = ParseDocument(text, {});
   EXPECT_FALSE(parsed.error.has_value()) << parsed.error->message;
   out.doc = std::move(parsed.document);
   out.tree = std::make_unique<ModuleTree>(*out.doc);

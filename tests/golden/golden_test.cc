@@ -342,7 +342,7 @@ TEST_P(GoldenPassTest, IsAcceptedWithoutErrorsOrItsCode) {
   const absl::StatusOr<Result> result = RunCase(GetParam(), *text);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_TRUE(result->ok);
-  EXPECT_TRUE(result->owned.has_value());
+  EXPECT_TRUE(CountOwnership(*result).has_value());
   for (const Diagnostic& d : result->diagnostics) {
     EXPECT_NE(d.severity, Severity::kError) << FormatDiagnostic(d);
     EXPECT_NE(d.code, GetParam().code()) << FormatDiagnostic(d);

@@ -6,7 +6,7 @@
 
 What it does, in order (python3 standard library only):
 
- 1. builds `//cli:shardplan`, `//bench:gen_model`, `//bench:round_trip` and `//bench:core_benchmark` with
+ 1. builds `//cli:shardplan`, `//bench:gen_model`, `//bench:round_trip` and `//core:stages_benchmark` with
     `bazel build -c opt` (or takes --cli/--gen/--bench paths) and copies the binaries to a
     temporary directory, so a rebuild during the run cannot mix two engines;
  2. generates documents with gen_model: generic models of 10k..1M parameters, the DeepSeek-V3-sized
@@ -241,15 +241,15 @@ def build(args, work: Path):
         if r.returncode != 0:
             sys.exit("bazel build failed:\n" + r.stderr[-4000:])
         if not args.no_bench:
-            log("bazel build -c opt //bench:core_benchmark")
-            r = sh(["bazel", "build", "-c", "opt", "//bench:core_benchmark"], cwd=REPO)
+            log("bazel build -c opt //core:stages_benchmark")
+            r = sh(["bazel", "build", "-c", "opt", "//core:stages_benchmark"], cwd=REPO)
             if r.returncode != 0:
-                notes["bench"] = "//bench:core_benchmark did not build: " + r.stderr.strip().splitlines()[-1][-300:]
+                notes["bench"] = "//core:stages_benchmark did not build: " + r.stderr.strip().splitlines()[-1][-300:]
     bin_dir = bazel_bin()
     wanted = {
         "cli": args.cli or bin_dir / "cli" / "shardplan",
         "gen": args.gen or bin_dir / "bench" / "gen_model",
-        "bench": args.bench or bin_dir / "bench" / "core_benchmark",
+        "bench": args.bench or bin_dir / "core" / "stages_benchmark",
         "round_trip": bin_dir / "bench" / "round_trip",
     }
     paths = {}
@@ -904,7 +904,7 @@ def main():
     ap.add_argument("--runs", type=int, default=3, help="runs per document and thread count (median is reported)")
     ap.add_argument("--cli", help="shardplan binary (default: bazel build -c opt //cli:shardplan)")
     ap.add_argument("--gen", help="gen_model binary (default: bazel build -c opt //bench:gen_model)")
-    ap.add_argument("--bench", help="core_benchmark binary (default: bazel build -c opt //bench:core_benchmark)")
+    ap.add_argument("--bench", help="core_benchmark binary (default: bazel build -c opt //core:stages_benchmark)")
     ap.add_argument("--no-build", action="store_true", help="do not run bazel; use the binaries already built")
     ap.add_argument("--no-bench", action="store_true", help="skip the Google Benchmark suite")
     ap.add_argument("--no-profile", action="store_true", help="skip callgrind, perf and massif")

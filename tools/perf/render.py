@@ -242,7 +242,7 @@ def render(results, profile_path, out_path):
     w("```")
     w("")
     w("`measure.py` (Python standard library only) runs `bazel build -c opt //cli:shardplan //bench:gen_model "
-      "//bench:core_benchmark`, copies the three binaries to a temporary directory, and for every document "
+      "//core:stages_benchmark`, copies the three binaries to a temporary directory, and for every document "
       "below runs:")
     w("")
     w("```sh")
@@ -271,7 +271,7 @@ def render(results, profile_path, out_path):
       "`--threads`, the CLI uses all cores (docs/architecture.md). "
       "Every run must print `DOC: ok: ...`. Module and parameter counts are counted in each "
       "generated document (paths of `named_modules` / `named_parameters`, as the engine expands them). "
-      "The per-phase numbers come from `//bench:core_benchmark` (Google Benchmark, `--benchmark_format=json`), "
+      "The per-phase numbers come from `//core:stages_benchmark` (Google Benchmark, `--benchmark_format=json`), "
       "once pinned to one CPU with `taskset -c 0` (oneTBB then runs one thread) and once on both CPUs, "
       "back to back for each model. "
       "Profiles: `valgrind --tool=callgrind` + `callgrind_annotate --inclusive=yes`, `perf record`, "
@@ -337,12 +337,12 @@ def render(results, profile_path, out_path):
     w("")
     if not bench:
         note = R.get("notes", {}).get("bench", "not run")
-        w(f"`//bench:core_benchmark` was not available for this run ({note}), so there are no per-phase "
+        w(f"`//core:stages_benchmark` was not available for this run ({note}), so there are no per-phase "
           "benchmark numbers; the callgrind breakdown below still splits the CLI's work by phase.")
         w("")
     else:
         summ = bench["summary"]
-        w(f"`//bench:core_benchmark` on the largest model of each kind it registers "
+        w(f"`//core:stages_benchmark` on the largest model of each kind it registers "
           f"(`--benchmark_min_time={bench['min_time_s']}`; each model in {bench.get('rounds', 1)} "
           f"run{'s' if bench.get('rounds', 1) != 1 else ''} per CPU count (the run with the median time kept), each run the median of "
           f"{bench.get('repetitions', 1)} repetitions ± their standard deviation; of "

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Smoke test of //bench:core_benchmark: runs every BM_ function once, on the
+# Smoke test of //core:stages_benchmark: runs every BM_ function once, on the
 # smallest generic model only, and fails if the binary fails, a benchmark
 # reports an error (state.SkipWithError), or a BM_ function did not run.
 set -u
@@ -15,7 +15,7 @@ cat "$OUT"
 
 fail=0
 if [ "$status" -ne 0 ]; then
-  echo "FAIL: core_benchmark exited with status $status"
+  echo "FAIL: stages_benchmark exited with status $status"
   fail=1
 fi
 if grep -q "ERROR OCCURRED" "$OUT"; then

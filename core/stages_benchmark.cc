@@ -1,8 +1,8 @@
 // Google Benchmark suite for the engine's phases (core/), on documents from
 // bench/model_gen.h. See bench/README.md for what each benchmark measures.
 //
-//   bazel run -c opt //bench:core_benchmark
-//   bazel run -c opt //bench:core_benchmark -- --benchmark_filter='generic/params:100000/'
+//   bazel run -c opt //core:stages_benchmark
+//   bazel run -c opt //core:stages_benchmark -- --benchmark_filter='generic/params:100000/'
 //
 // Names are BM_<Phase>/<kind>/<size>/devices:<mesh devices>, where size is
 // params:N (generic: N Linear weights, all owned), layers:N (deepseek, 256
@@ -39,6 +39,7 @@
 #include "core/model/module_tree.h"
 #include "core/ownership/owners.h"
 #include "core/model/parse.h"
+#include "core/outcome.h"
 #include "core/planning/plan_check.h"
 #include "core/result.h"
 
@@ -95,7 +96,7 @@ std::unique_ptr<Model> BuildModel(const Key& key) {
     m->error = "generator refused the options";
     return m;
   }
-  ParsedDocument parsed = ParseDocument(m->json, Limits{});
+  ParseResult parsed = ParseDocument(m->json, Limits{});
   if (parsed.error) {
     m->error = "generated document is invalid: " + parsed.error->message;
     return m;
@@ -188,7 +189,7 @@ void BM_Parse(benchmark::State& state, ModelKind kind) {
   if (m == nullptr) return;
   PageFaults faults;
   for (auto _ : state) {
-    ParsedDocument parsed = ParseDocument(m->json, Limits{});
+    ParseResult parsed = ParseDocument(m->json, Limits{});
     if (parsed.error) {
       state.SkipWithError(parsed.error->message.c_str());
       break;

@@ -1,0 +1,59 @@
+// What the engine found about a document, behind a Result (core/result.h):
+// the document and its module tree, which everything else names into, the
+// owners of a passing ownership check and the plan Plan() made. Internal to
+// core and its tests.
+#ifndef SHARDPLAN_CORE_OUTCOME_H_
+#define SHARDPLAN_CORE_OUTCOME_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/memory_report.h"
+#include "core/model/document.h"
+#include "core/model/module_tree.h"
+#include "core/ownership/claims.h"
+#include "core/ownership/owners.h"
+#include "core/planning/communication.h"
+
+namespace shardplan {
+
+// A passing ownership check (spec section 8's `owned`).
+struct Owned {
+  // The owners as collected, in entry order. An owner's layout as the result
+  // prints it is the document's layout less the params claims dropped, with
+  // normalized out_names.
+  std::vector<Owner> entries;
+  Declarations declared;  // what claims made of the owners' params
+  // Per parameter id: whether an owner claims it.
+  std::vector<bool> owned;
+  std::vector<ParamId> expected;  // ascending
+  // [canonical, alias] pairs, in named_parameters(root) order.
+  std::vector<std::pair<std::string, std::string>> aliases;
+};
+
+// The plan `shardplan plan` made (planner-v1 section 3).
+struct PlanOutput {
+  std::vector<FqnLayout> entries;                    // plan order
+  std::vector<std::vector<std::string>> provenance;  // per entry
+  std::optional<MemoryReport> memory;                // nullopt: too many devices
+  CommunicationReport communication;
+};
+
+struct Outcome {
+  std::shared_ptr<const Document> document;
+  std::unique_ptr<const ModuleTree> tree;
+  std::optional<Owned> owned;         // when ownership passed
+  std::optional<PlanOutput> planned;  // when Plan() made a plan
+};
+
+// The parameter slots whose parameter an owner claims, in
+// named_parameters(root) order (tied parameters once per slot): the owned
+// names of the result.
+std::vector<ModuleTree::ParamPath> OwnedSlots(const Outcome& outcome);
+
+}  // namespace shardplan
+
+#endif  // SHARDPLAN_CORE_OUTCOME_H_
