@@ -5,33 +5,18 @@
 // keys) yields one `invalid-document` diagnostic whose message names the JSON
 // pointer of the offending value. Limits refuse hostile input: JSON nesting
 // depth, and the number (and total name length) of module paths, which shared
-// submodules can make exponential in the document's size.
+// submodules can make exponential in the document's size. The checks that
+// need the whole document (references, root, cycles, path limits) are
+// document_checks.h's, which the builder (builder.h) shares.
 #ifndef SHARDPLAN_CORE_MODEL_PARSE_H_
 #define SHARDPLAN_CORE_MODEL_PARSE_H_
 
-#include <cstdint>
-#include <memory>
-#include <optional>
 #include <string_view>
 
-#include "core/diagnostic.h"
 #include "core/model/document.h"
+#include "core/model/document_checks.h"
 
 namespace shardplan {
-
-struct Limits {
-  // Module paths (named_modules with duplicates) the tree may expand to.
-  uint64_t max_paths = 10'000'000;
-  // Total bytes of all module FQNs (bounds deep chains of long names).
-  uint64_t max_fqn_bytes = uint64_t{1} << 30;
-  // Nesting of JSON arrays and objects.
-  int max_json_depth = 64;
-};
-
-struct ParsedDocument {
-  std::unique_ptr<Document> document;  // set on success
-  std::optional<Diagnostic> error;     // the invalid-document diagnostic
-};
 
 ParsedDocument ParseDocument(std::string_view json, const Limits& limits);
 
