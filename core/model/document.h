@@ -115,6 +115,11 @@ class OptionalNames {
   std::unique_ptr<SmallVector<NameId>> names_;
 };
 
+// The legacy compute-injection fields of a layout, in the order in which
+// the first one set is looked for (LayoutBody::legacy_field).
+inline constexpr std::string_view kLegacyLayoutFields[] = {"local_compute_fn", "inner_wrapper", "inner_target",
+                                                           "region_dispatch"};
+
 // What a layout says: its placement maps, out_names and legacy field. A
 // MapStore keeps each distinct one once, however many layouts say it: a
 // model has millions of layouts and few distinct ones, so a layout is a

@@ -1,0 +1,438 @@
+#include "core/model/builder.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include "absl/strings/str_cat.h"
+#include "core/model/document_json.h"
+#include "core/model/style.h"
+#include "core/text/json_pointer.h"
+#include "core/text/pyrepr.h"
+
+namespace shardplan {
+namespace {
+
+absl::Status Invalid(std::string message) { return absl::InvalidArgumentError(std::move(message)); }
+
+absl::Status Duplicate(std::string_view what, std::string_view name) {
+  return Invalid(absl::StrCat("duplicate ", what, " ", PyRepr(name)));
+}
+
+// Copies layouts into another store, each distinct map and body once: a
+// built document must not share the builder's store, which the builder
+// keeps adding to while the document may be read from other threads.
+class Restore {
+ public:
+  explicit Restore(MapStore& store) : store_(store) {}
+
+  void operator()(Layout& layout) {
+    auto [it, fresh] = bodies_.try_emplace(layout.body, nullptr);
+    if (fresh) {
+      LayoutBody body;
+      body.params = Map(layout.body->params);
+      body.in_src = Map(layout.body->in_src);
+      body.in_dst = Map(layout.body->in_dst);
+      body.out_src = Map(layout.body->out_src);
+      body.out_dst = Map(layout.body->out_dst);
+      body.out_names = layout.body->out_names;
+      body.legacy_field = layout.body->legacy_field;
+      it->second = store_.Intern(std::move(body));
+    }
+    layout.body = it->second;
+  }
+
+ private:
+  MapRef Map(const MapRef& map) {
+    if (!map) return MapRef();
+    auto [it, fresh] = maps_.try_emplace(map.get(), MapRef());
+    if (fresh) it->second = store_.Intern(*map);
+    return it->second;
+  }
+
+  MapStore& store_;
+  absl::flat_hash_map<const LayoutBody*, const LayoutBody*> bodies_;
+  absl::flat_hash_map<const PlacementMap*, MapRef> maps_;
+};
+
+}  // namespace
+
+// ---- LayoutDraft ------------------------------------------------------------
+
+LayoutDraft::Entry& LayoutDraft::FindOrAdd(Map map, std::string_view name) {
+  Port& port = maps_[map];
+  port.declared = true;
+  auto [it, fresh] = port.index.try_emplace(std::string(name), port.entries.size());
+  if (fresh) port.entries.push_back({std::string(name), {}});
+  return port.entries[it->second];
+}
+
+void LayoutDraft::AddEntry(Map map, std::string_view name) { FindOrAdd(map, name); }
+
+absl::Status LayoutDraft::Place(Map map, std::string_view name, std::string_view axis, std::string_view placement) {
+  const std::optional<Placement> parsed = ParsePlacement(placement);
+  if (!parsed) {
+    return Invalid(
+        absl::StrCat("bad placement ", PyRepr(placement), " (expected S(dim), R, P or P(sum|avg|max|min|prod))"));
+  }
+  const Port& port = maps_[map];
+  if (auto it = port.index.find(name); it != port.index.end()) {
+    for (const auto& [placed, p] : port.entries[it->second].placements) {
+      if (placed == axis) return Invalid(absl::StrCat("axis ", PyRepr(axis), " is already placed for ", PyRepr(name)));
+    }
+  }
+  FindOrAdd(map, name).placements.emplace_back(std::string(axis), *parsed);
+  return absl::OkStatus();
+}
+
+absl::Status LayoutDraft::SetLegacyField(std::string_view field) {
+  for (size_t k = 0; k < legacy_.size(); ++k) {
+    if (kLegacyLayoutFields[k] == field) {
+      legacy_[k] = true;
+      return absl::OkStatus();
+    }
+  }
+  return Invalid(absl::StrCat("unknown legacy field ", PyRepr(field),
+                              " (expected local_compute_fn, inner_wrapper, inner_target or region_dispatch)"));
+}
+
+// ---- DocumentBuilder --------------------------------------------------------
+
+DocumentBuilder::DocumentBuilder() : doc_(std::make_unique<Document>()) {}
+DocumentBuilder::~DocumentBuilder() = default;
+
+absl::StatusOr<ModuleId> DocumentBuilder::FindModule(std::string_view id) const {
+  const uint32_t index = modules_.Find(doc_->names, id);
+  if (index == IdIndex::kNone) return Invalid(absl::StrCat("unknown module id ", PyRepr(id), " (add it first)"));
+  return index;
+}
+
+absl::StatusOr<ParamId> DocumentBuilder::FindParameter(std::string_view id) const {
+  const uint32_t index = parameters_.Find(doc_->names, id);
+  if (index == IdIndex::kNone) return Invalid(absl::StrCat("unknown parameter id ", PyRepr(id), " (add it first)"));
+  return index;
+}
+
+absl::Status DocumentBuilder::AddAxis(std::string_view name, int64_t size) {
+  if (size < 1) return Invalid(absl::StrCat("mesh axis ", PyRepr(name), " must have at least 1 device"));
+  const NameId axis = doc_->names.Find(name);
+  if (axis != kNoName && doc_->IsMeshAxis(axis)) return Duplicate("mesh axis", name);
+  const NameId interned = doc_->names.Intern(name);
+  doc_->mesh.push_back({interned, size});
+  doc_->mesh_names.Insert(interned);
+  return absl::OkStatus();
+}
+
+absl::Status DocumentBuilder::AddParameter(std::string_view id, std::optional<absl::Span<const int64_t>> shape,
+                                           std::string_view dtype) {
+  Parameter param;
+  if (shape) {
+    if (std::any_of(shape->begin(), shape->end(), [](int64_t d) { return d < 0; })) {
+      return Invalid(absl::StrCat("parameter ", PyRepr(id), " has a negative dimension"));
+    }
+    param.shape.emplace(shape->begin(), shape->end());
+  }
+  if (!dtype.empty()) {
+    const std::optional<Dtype> parsed = ParseDtype(dtype);
+    if (!parsed) {
+      return Invalid(absl::StrCat("unknown dtype ", PyRepr(dtype),
+                                  " (expected float32, float16, bfloat16, float8_e4m3fn, float8_e5m2, int8, int32, "
+                                  "int64 or bool)"));
+    }
+    param.dtype = *parsed;
+  }
+  if (parameters_.Find(doc_->names, id) != IdIndex::kNone) return Duplicate("parameter id", id);
+  param.id = doc_->names.Intern(id);
+  parameters_.Define(param.id, static_cast<ParamId>(doc_->parameters.size()));
+  doc_->parameters.push_back(std::move(param));
+  return absl::OkStatus();
+}
+
+absl::Status DocumentBuilder::SetParameterBlocks(std::string_view id, absl::Span<const int64_t> blocks) {
+  absl::StatusOr<ParamId> found = FindParameter(id);
+  if (!found.ok()) return found.status();
+  Parameter& param = doc_->parameters[*found];
+  if (!param.shape || param.shape->size() != blocks.size() ||
+      std::any_of(blocks.begin(), blocks.end(), [](int64_t b) { return b < 1; })) {
+    return Invalid(absl::StrCat("blocks of parameter ", PyRepr(id),
+                                " must give one positive integer per dim of a known shape"));
+  }
+  for (size_t d = 0; d < blocks.size(); ++d) {
+    if ((*param.shape)[d] % blocks[d] != 0) {
+      return Invalid(absl::StrCat("dim ", d, " of parameter ", PyRepr(id), " of size ", (*param.shape)[d],
+                                  " is not a multiple of its block size ", blocks[d]));
+    }
+  }
+  param.blocks.assign(blocks.begin(), blocks.end());
+  return absl::OkStatus();
+}
+
+absl::Status DocumentBuilder::AddModule(std::string_view id, std::string_view type) {
+  if (modules_.Find(doc_->names, id) != IdIndex::kNone) return Duplicate("module id", id);
+  const ModuleId index = static_cast<ModuleId>(doc_->modules.size());
+  Module& module = doc_->modules.emplace_back();
+  module.id = doc_->names.Intern(id);
+  if (!type.empty()) module.type = doc_->names.Intern(type);
+  modules_.Define(module.id, index);
+  return absl::OkStatus();
+}
+
+absl::Status DocumentBuilder::AddForwardArg(std::string_view module, std::string_view spelled) {
+  absl::StatusOr<ModuleId> found = FindModule(module);
+  if (!found.ok()) return found.status();
+  const auto [name, kind] = ReadForwardArg(spelled);
+  AppendForward(doc_->modules[*found], doc_->names.Intern(name), kind);
+  return absl::OkStatus();
+}
+
+absl::Status DocumentBuilder::CheckLocalName(ModuleId module, std::string_view name, bool child) const {
+  const std::string_view what = child ? "child name" : "parameter name";
+  if (name.empty()) return Invalid(absl::StrCat(what, " must not be empty"));
+  if (name.find('.') != std::string_view::npos) {
+    return Invalid(absl::StrCat(what, " ", PyRepr(name), " must not contain '.'"));
+  }
+  const NameId id = doc_->names.Find(name);
+  if (id == kNoName) return absl::OkStatus();
+  const auto it = local_names_.find(std::pair{module, id});
+  if (it == local_names_.end()) return absl::OkStatus();
+  const std::string_view module_id = doc_->Name(doc_->modules[module].id);
+  if (it->second != child) {
+    return Invalid(absl::StrCat("name ", PyRepr(name), " is both a child and a parameter of module ",
+                                PyRepr(module_id)));
+  }
+  return Duplicate(absl::StrCat(what, " of module ", PyRepr(module_id), ":"), name);
+}
+
+absl::Status DocumentBuilder::AddChild(std::string_view module, std::string_view name, std::string_view child) {
+  absl::StatusOr<ModuleId> found = FindModule(module);
+  if (!found.ok()) return found.status();
+  if (absl::Status s = CheckLocalName(*found, name, /*child=*/true); !s.ok()) return s;
+  const NameId local = doc_->names.Intern(name);
+  local_names_.emplace(std::pair{*found, local}, true);
+  // The target's id until Build resolves it, as the parser records it.
+  doc_->modules[*found].children.emplace_back(local, doc_->names.Intern(child));
+  return absl::OkStatus();
+}
+
+absl::Status DocumentBuilder::AddModuleParam(std::string_view module, std::string_view name,
+                                             std::string_view parameter) {
+  absl::StatusOr<ModuleId> found = FindModule(module);
+  if (!found.ok()) return found.status();
+  if (absl::Status s = CheckLocalName(*found, name, /*child=*/false); !s.ok()) return s;
+  const NameId local = doc_->names.Intern(name);
+  local_names_.emplace(std::pair{*found, local}, false);
+  doc_->modules[*found].params.emplace_back(local, doc_->names.Intern(parameter));
+  return absl::OkStatus();
+}
+
+std::optional<ParallelSpec> DocumentBuilder::Intern(const ParallelDraft* draft, Origin origin) {
+  if (draft == nullptr) return std::nullopt;
+  ParallelSpec spec;
+  spec.binding_kind = doc_->names.Intern(draft->binding_kind);
+  spec.origin = origin;
+  for (std::string_view axis : draft->axes) spec.axes.push_back(doc_->names.Intern(axis));
+  return spec;
+}
+
+namespace {
+
+absl::Status CheckParallel(const ParallelDraft* parallel) {
+  if (parallel != nullptr && parallel->binding_kind.empty()) return Invalid("binding_kind must not be empty");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status DocumentBuilder::SetModuleParallel(std::string_view module, const ParallelDraft* parallel) {
+  absl::StatusOr<ModuleId> found = FindModule(module);
+  if (!found.ok()) return found.status();
+  if (absl::Status s = CheckParallel(parallel); !s.ok()) return s;
+  doc_->modules[*found].parallel = Intern(parallel, {Origin::Kind::kModuleParallel, *found});
+  return absl::OkStatus();
+}
+
+absl::Status DocumentBuilder::SetFamily(std::string_view module, bool parallel, const LayoutDraft* sharding) {
+  absl::StatusOr<ModuleId> found = FindModule(module);
+  if (!found.ok()) return found.status();
+  std::unique_ptr<Family>& family = doc_->modules[*found].family;
+  if (family == nullptr) family = std::make_unique<Family>();
+  family->parallel = parallel;
+  family->sharding.reset();
+  if (sharding != nullptr) family->sharding = Intern(*sharding, {Origin::Kind::kFamily, *found});
+  return absl::OkStatus();
+}
+
+absl::Status DocumentBuilder::SetFamilyCached(std::string_view module, const LayoutDraft& sharding,
+                                              const ParallelDraft* parallel) {
+  absl::StatusOr<ModuleId> found = FindModule(module);
+  if (!found.ok()) return found.status();
+  if (absl::Status s = CheckParallel(parallel); !s.ok()) return s;
+  Family* family = doc_->modules[*found].family.get();
+  if (family == nullptr) {
+    return Invalid(absl::StrCat("module ", PyRepr(module), " is not a family member (set its family first)"));
+  }
+  Family::Cached cached;
+  cached.sharding = Intern(sharding, {Origin::Kind::kCachedSharding, *found});
+  cached.parallel = Intern(parallel, {Origin::Kind::kCachedParallel, *found});
+  family->cached = std::move(cached);
+  return absl::OkStatus();
+}
+
+void DocumentBuilder::SetRoot(std::string_view module) { root_ = doc_->names.Intern(module); }
+
+absl::Status DocumentBuilder::AddProvider(std::string_view fqn, const LayoutDraft& layout) {
+  const NameId name = doc_->names.Intern(fqn);
+  if (!providers_.insert(name).second) return Duplicate("provider FQN", fqn);
+  const Origin origin{Origin::Kind::kProvider, static_cast<uint32_t>(doc_->model_providers.size())};
+  doc_->model_providers.push_back({name, Intern(layout, origin)});
+  return absl::OkStatus();
+}
+
+absl::Status DocumentBuilder::AddNative(absl::Span<const std::string_view> match, const LayoutDraft& sharding,
+                                        const ParallelDraft* parallel) {
+  if (absl::Status s = CheckParallel(parallel); !s.ok()) return s;
+  const uint32_t index = static_cast<uint32_t>(doc_->native.size());
+  NativeRequest request;
+  for (std::string_view pattern : match) request.match.push_back(doc_->names.Intern(pattern));
+  request.sharding = Intern(sharding, {Origin::Kind::kNativeSharding, index});
+  request.parallel = Intern(parallel, {Origin::Kind::kNativeParallel, index});
+  request.pointer = absl::StrCat("/providers/native/", index);
+  doc_->native.push_back(std::move(request));
+  return absl::OkStatus();
+}
+
+namespace {
+
+constexpr char kPlanOrTemplates[] =
+    "a document gives either a plan (a final plan to check) or templates/overrides (a plan to make), not both";
+
+}  // namespace
+
+absl::Status DocumentBuilder::DeclarePlan() {
+  if (!doc_->templates.empty() || !doc_->overrides.empty()) return Invalid(kPlanOrTemplates);
+  if (!doc_->plan) doc_->plan.emplace();
+  return absl::OkStatus();
+}
+
+absl::Status DocumentBuilder::CheckPlanLayout(const LayoutDraft& layout) const {
+  if (!layout.declared(LayoutDraft::kParams)) return Invalid("a plan layout must give params (declare the params map)");
+  return absl::OkStatus();
+}
+
+absl::Status DocumentBuilder::AddPlanEntry(std::string_view fqn, const LayoutDraft& layout) {
+  if (absl::Status s = CheckPlanLayout(layout); !s.ok()) return s;
+  if (absl::Status s = DeclarePlan(); !s.ok()) return s;
+  const NameId name = doc_->names.Intern(fqn);
+  if (!plan_.insert(name).second) return Duplicate("plan FQN", fqn);
+  const Origin origin{Origin::Kind::kPlan, static_cast<uint32_t>(doc_->plan->size())};
+  doc_->plan->push_back({name, Intern(layout, origin)});
+  return absl::OkStatus();
+}
+
+absl::StatusOr<size_t> DocumentBuilder::AddTemplate(std::string_view axis, std::string_view prefix) {
+  if (doc_->plan) return Invalid(kPlanOrTemplates);
+  const NameId name = doc_->names.Find(axis);
+  if (name == kNoName || !doc_->IsMeshAxis(name)) {
+    return Invalid(absl::StrCat("template axis ", PyRepr(axis), " is not a mesh axis (add the axis first)"));
+  }
+  const size_t index = doc_->templates.size();
+  Template& t = doc_->templates.emplace_back();
+  t.axis = name;
+  t.prefix = std::string(prefix);
+  t.pointer = absl::StrCat("/templates/", index);
+  return index;
+}
+
+absl::Status DocumentBuilder::AddTemplateRule(size_t index, std::string_view pattern, std::string_view style) {
+  if (index >= doc_->templates.size()) {
+    return Invalid(absl::StrCat("no template ", index, " (the builder has ", doc_->templates.size(), ")"));
+  }
+  if (pattern.empty()) return Invalid("a template pattern must not be empty");
+  const std::optional<Style> parsed = ParseStyle(style);
+  if (!parsed) {
+    return Invalid(absl::StrCat("unknown template style ", PyRepr(style),
+                                " (expected colwise, colwise_gather_output, rowwise, rowwise_split_input, "
+                                "embedding_rowwise, embedding_colwise, packed_colwise, replicate, "
+                                "replicated_with_grad_allreduce, sequence_parallel, grouped_gemm, ep_router "
+                                "or moe_tp_experts)"));
+  }
+  if (!patterns_.emplace(index, std::string(pattern)).second) {
+    return Duplicate(absl::StrCat("pattern of template ", index, ":"), pattern);
+  }
+  Template& t = doc_->templates[index];
+  t.rules.push_back({std::string(pattern), *parsed, absl::StrCat(t.pointer, "/rules/", JsonPointerToken(pattern))});
+  return absl::OkStatus();
+}
+
+absl::Status DocumentBuilder::AddOverride(std::string_view fqn, const LayoutDraft& layout) {
+  if (doc_->plan) return Invalid(kPlanOrTemplates);
+  if (absl::Status s = CheckPlanLayout(layout); !s.ok()) return s;
+  const NameId name = doc_->names.Intern(fqn);
+  if (!overrides_.insert(name).second) return Duplicate("override FQN", fqn);
+  const Origin origin{Origin::Kind::kOverride, static_cast<uint32_t>(doc_->overrides.size())};
+  doc_->overrides.push_back({name, Intern(layout, origin)});
+  return absl::OkStatus();
+}
+
+Layout DocumentBuilder::Intern(const LayoutDraft& draft, Origin origin) {
+  LayoutBody body;
+  MapRef* const maps[] = {&body.params, &body.in_src, &body.in_dst, &body.out_src, &body.out_dst};
+  for (size_t k = 0; k < LayoutDraft::kMaps; ++k) {
+    const LayoutDraft::Port& port = draft.maps_[k];
+    if (!port.declared) continue;
+    PlacementMap map;
+    map.reserve(port.entries.size());
+    for (const LayoutDraft::Entry& entry : port.entries) {
+      PlacementEntry& e = map.emplace_back();
+      e.name = doc_->names.Intern(entry.name);
+      for (const auto& [axis, placement] : entry.placements) {
+        e.placements.push_back({doc_->names.Intern(axis), placement});
+      }
+    }
+    *maps[k] = doc_->maps->Intern(std::move(map));
+  }
+  if (draft.out_names_) {
+    body.out_names.emplace();
+    for (const std::string& name : *draft.out_names_) body.out_names->push_back(doc_->names.Intern(name));
+  }
+  for (size_t k = 0; k < draft.legacy_.size(); ++k) {
+    if (draft.legacy_[k]) {
+      body.legacy_field = doc_->names.Intern(kLegacyLayoutFields[k]);
+      break;
+    }
+  }
+  return {doc_->maps->Intern(std::move(body)), origin};
+}
+
+ParsedDocument DocumentBuilder::Build(const Limits& limits) const {
+  ParsedDocument result;
+  auto invalid = [&](DocumentError error) {
+    result.error = InvalidDocument(error);
+    return std::move(result);
+  };
+  if (!root_) return invalid({MissingKeyMessage("root"), ""});
+  std::unique_ptr<Document> doc = doc_->Clone();
+  doc->maps = std::make_shared<MapStore>();
+  Restore restore(*doc->maps);
+  for (FqnLayout& e : doc->model_providers) restore(e.layout);
+  for (NativeRequest& r : doc->native) restore(r.sharding);
+  if (doc->plan) {
+    for (FqnLayout& e : *doc->plan) restore(e.layout);
+  }
+  for (FqnLayout& e : doc->overrides) restore(e.layout);
+  for (ModuleId m = 0; m < doc->modules.size(); ++m) {
+    Family* family = doc->modules[m].family.get();
+    if (family == nullptr) continue;
+    doc->family_modules.push_back(m);
+    if (family->sharding) restore(*family->sharding);
+    if (family->cached) restore(family->cached->sharding);
+  }
+  if (auto error = ResolveReferences(*doc, modules_, parameters_)) return invalid(*std::move(error));
+  if (auto error = ResolveRoot(*doc, doc->Name(*root_), modules_)) return invalid(*std::move(error));
+  if (auto error = CheckTree(*doc, limits)) return invalid(*std::move(error));
+  result.document = std::move(doc);
+  return result;
+}
+
+std::string DocumentBuilder::ToJson() const { return UnresolvedDocumentToJson(*doc_, root_); }
+
+}  // namespace shardplan
