@@ -1017,9 +1017,11 @@ TEST(CApiBuilder, EqualsTheJsonDocumentOnTheGoldenCases) {
   const std::vector<fs::path> cases = JsonFiles("tests/golden/cases");
   ASSERT_GE(cases.size(), 90u);
   const Tally tally = CompareBuilderWithParser(cases, /*plan=*/true);
-  // Only invalid documents are not compared (checked above); the valid ones,
-  // with templates, overrides, blocks and legacy fields, all are.
-  EXPECT_GE(tally.compared, static_cast<int>(cases.size()) - 20);
+  // Every document not compared was checked to be one the parser refuses:
+  // the valid ones (templates, overrides, legacy fields) are all compared,
+  // and so are the invalid ones Build reports (cycles, unknown ids, paths).
+  EXPECT_GE(tally.compared, 80);
+  // Bad placement, dotted name, mesh size 0, plan layout without params.
   EXPECT_GE(tally.refused, 4);
 }
 
