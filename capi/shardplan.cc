@@ -224,9 +224,10 @@ sp_error* Parse(std::string_view json, const sp_parse_options* options, sp_docum
 // out-of-range values C++ does not allow) keeps that defined.
 sp_error* PortIndex(const sp_port& port, shardplan::LayoutDraft::Map* map) {
   using Draft = shardplan::LayoutDraft;
-  static_assert(int{SP_PORT_PARAMS} == int{Draft::kParams} && int{SP_PORT_IN_SRC} == int{Draft::kInSrc} &&
-                int{SP_PORT_IN_DST} == int{Draft::kInDst} && int{SP_PORT_OUT_SRC} == int{Draft::kOutSrc} &&
-                int{SP_PORT_OUT_DST} == int{Draft::kOutDst} && Draft::kMaps == 5);
+  constexpr auto same = [](sp_port port, Draft::Map map) { return static_cast<int>(port) == static_cast<int>(map); };
+  static_assert(same(SP_PORT_PARAMS, Draft::kParams) && same(SP_PORT_IN_SRC, Draft::kInSrc) &&
+                same(SP_PORT_IN_DST, Draft::kInDst) && same(SP_PORT_OUT_SRC, Draft::kOutSrc) &&
+                same(SP_PORT_OUT_DST, Draft::kOutDst) && Draft::kMaps == 5);
   int raw = 0;
   static_assert(sizeof raw == sizeof port);
   std::memcpy(&raw, &port, sizeof raw);

@@ -18,12 +18,20 @@ absl::Status Duplicate(std::string_view what, std::string_view name) {
   return Invalid(absl::StrCat("duplicate ", what, " ", PyRepr(name)));
 }
 
+absl::Status CheckParallel(const ParallelDraft* parallel) {
+  if (parallel != nullptr && parallel->binding_kind.empty()) return Invalid("binding_kind must not be empty");
+  return absl::OkStatus();
+}
+
+constexpr char kPlanOrTemplates[] =
+    "a document gives either a plan (a final plan to check) or templates/overrides (a plan to make), not both";
+
 // Copies layouts into another store, each distinct map and body once: a
 // built document must not share the builder's store, which the builder
 // keeps adding to while the document may be read from other threads.
-class Restore {
+class CopyInto {
  public:
-  explicit Restore(MapStore& store) : store_(store) {}
+  explicit CopyInto(MapStore& store) : store_(store) {}
 
   void operator()(Layout& layout) {
     auto [it, fresh] = bodies_.try_emplace(layout.body, nullptr);
@@ -233,15 +241,6 @@ std::optional<ParallelSpec> DocumentBuilder::Intern(const ParallelDraft* draft, 
   return spec;
 }
 
-namespace {
-
-absl::Status CheckParallel(const ParallelDraft* parallel) {
-  if (parallel != nullptr && parallel->binding_kind.empty()) return Invalid("binding_kind must not be empty");
-  return absl::OkStatus();
-}
-
-}  // namespace
-
 absl::Status DocumentBuilder::SetModuleParallel(std::string_view module, const ParallelDraft* parallel) {
   absl::StatusOr<ModuleId> found = FindModule(module);
   if (!found.ok()) return found.status();
@@ -299,13 +298,6 @@ absl::Status DocumentBuilder::AddNative(absl::Span<const std::string_view> match
   doc_->native.push_back(std::move(request));
   return absl::OkStatus();
 }
-
-namespace {
-
-constexpr char kPlanOrTemplates[] =
-    "a document gives either a plan (a final plan to check) or templates/overrides (a plan to make), not both";
-
-}  // namespace
 
 absl::Status DocumentBuilder::DeclarePlan() {
   if (!doc_->templates.empty() || !doc_->overrides.empty()) return Invalid(kPlanOrTemplates);
@@ -412,19 +404,19 @@ ParsedDocument DocumentBuilder::Build(const Limits& limits) const {
   if (!root_) return invalid({MissingKeyMessage("root"), ""});
   std::unique_ptr<Document> doc = doc_->Clone();
   doc->maps = std::make_shared<MapStore>();
-  Restore restore(*doc->maps);
-  for (FqnLayout& e : doc->model_providers) restore(e.layout);
-  for (NativeRequest& r : doc->native) restore(r.sharding);
+  CopyInto copy(*doc->maps);
+  for (FqnLayout& e : doc->model_providers) copy(e.layout);
+  for (NativeRequest& r : doc->native) copy(r.sharding);
   if (doc->plan) {
-    for (FqnLayout& e : *doc->plan) restore(e.layout);
+    for (FqnLayout& e : *doc->plan) copy(e.layout);
   }
-  for (FqnLayout& e : doc->overrides) restore(e.layout);
+  for (FqnLayout& e : doc->overrides) copy(e.layout);
   for (ModuleId m = 0; m < doc->modules.size(); ++m) {
     Family* family = doc->modules[m].family.get();
     if (family == nullptr) continue;
     doc->family_modules.push_back(m);
-    if (family->sharding) restore(*family->sharding);
-    if (family->cached) restore(family->cached->sharding);
+    if (family->sharding) copy(*family->sharding);
+    if (family->cached) copy(family->cached->sharding);
   }
   if (auto error = ResolveReferences(*doc, modules_, parameters_)) return invalid(*std::move(error));
   if (auto error = ResolveRoot(*doc, doc->Name(*root_), modules_)) return invalid(*std::move(error));
