@@ -85,6 +85,42 @@ int main(void) {
     sp_layout_delete(layout);
   }
 
+  /* The builder's templates, overrides, blocks and legacy fields. */
+  {
+    sp_builder *builder = NULL;
+    sp_layout *layout = NULL;
+    const int64_t shape[2] = {8, 4};
+    const int64_t blocks[2] = {2, 1};
+    size_t index = 99;
+    EXPECT(sp_builder_create(&builder) == NULL);
+    EXPECT(sp_layout_create(&layout) == NULL);
+    EXPECT(sp_builder_add_axis(builder, S("tp"), 2) == NULL);
+    EXPECT(sp_builder_add_parameter(builder, S("w"), shape, 2, S("bfloat16")) == NULL);
+    EXPECT(sp_builder_set_parameter_blocks(builder, S("w"), blocks, 2) == NULL);
+    EXPECT_ERROR(sp_builder_set_parameter_blocks(builder, S("w"), blocks, 1), SP_ERROR_INVALID_ARGUMENT);
+    EXPECT(sp_builder_add_module(builder, S("lin"), S("Linear")) == NULL);
+    EXPECT(sp_builder_add_forward_arg(builder, S("lin"), S("x")) == NULL);
+    EXPECT(sp_builder_add_module_param(builder, S("lin"), S("weight"), S("w")) == NULL);
+    EXPECT(sp_builder_set_root(builder, S("lin")) == NULL);
+    EXPECT_ERROR(sp_builder_add_template(builder, S("dp"), S(""), &index), SP_ERROR_INVALID_ARGUMENT);
+    EXPECT(index == 99);
+    EXPECT(sp_builder_add_template(builder, S("tp"), S(""), &index) == NULL && index == 0);
+    EXPECT(sp_builder_add_template_rule(builder, index, S("weight"), S("colwise")) == NULL);
+    EXPECT_ERROR(sp_builder_add_template_rule(builder, 1, S("x"), S("colwise")), SP_ERROR_INVALID_ARGUMENT);
+    EXPECT(sp_layout_declare(layout, SP_PORT_PARAMS) == NULL);
+    EXPECT(sp_layout_set_legacy_field(layout, S("inner_wrapper")) == NULL);
+    EXPECT_ERROR(sp_layout_set_legacy_field(layout, S("wrapper")), SP_ERROR_INVALID_ARGUMENT);
+    EXPECT(sp_builder_add_override(builder, S(""), layout) == NULL);
+    EXPECT_ERROR(sp_builder_declare_plan(builder), SP_ERROR_INVALID_ARGUMENT);
+    EXPECT(sp_builder_build(builder, NULL, &document) == NULL);
+    EXPECT(sp_document_plan(document, NULL, &result) == NULL);
+    EXPECT(sp_result_plan_entry_count(result, &count) == NULL && count == 1);
+    sp_result_delete(result);
+    sp_document_delete(document);
+    sp_layout_delete(layout);
+    sp_builder_delete(builder);
+  }
+
   sp_result_delete(NULL);
   sp_document_delete(NULL);
   sp_builder_delete(NULL);

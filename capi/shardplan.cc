@@ -14,19 +14,17 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/engine.h"
-#include "core/model/placement.h"
+#include "core/builder.h"
 #include "rapidjson/encodings.h"
 #include "rapidjson/memorystream.h"
-#include "rapidjson/prettywriter.h"
-#include "rapidjson/stringbuffer.h"
 
 struct sp_error {
   sp_error_code code;
@@ -133,283 +131,60 @@ sp_error* TextList(const sp_str* items, size_t count, const char* name, std::vec
 sp_str OutStr(const std::string& s) { return {s.c_str(), s.size()}; }
 sp_str OutStr(const std::optional<std::string>& s) { return s ? OutStr(*s) : sp_str{nullptr, 0}; }
 
-// ---- Builder data -----------------------------------------------------------
+// ---- Builder arguments ------------------------------------------------------
 
-template <typename V>
-struct Ordered {  // a JSON object with insertion-ordered, unique keys
-  std::vector<std::pair<std::string, V>> items;
-  std::unordered_map<std::string, size_t> index;
+// The views of `strings`, for the core builder (which copies them).
+std::vector<std::string_view> Views(const std::vector<std::string>& strings) {
+  return std::vector<std::string_view>(strings.begin(), strings.end());
+}
 
-  V* Find(const std::string& key) {
-    auto it = index.find(key);
-    return it == index.end() ? nullptr : &items[it->second].second;
-  }
-  // Inserts `key` with a default value, or returns null when present.
-  V* Insert(const std::string& key) {
-    if (index.count(key) != 0) return nullptr;
-    index.emplace(key, items.size());
-    return &items.emplace_back(key, V{}).second;
-  }
-  V* FindOrInsert(const std::string& key) {
-    V* v = Find(key);
-    return v != nullptr ? v : Insert(key);
-  }
-};
-
-using Placements = Ordered<std::string>;  // axis -> placement spelling
-
-struct Port {
-  bool declared = false;
-  Ordered<Placements> entries;
-};
-
-constexpr std::array<const char*, 5> kPortNames = {"params", "in_src", "in_dst", "out_src", "out_dst"};
-
-struct ParallelData {
+// A parallel spec argument, checked and copied.
+struct Parallel {
   std::string binding_kind;
   std::vector<std::string> axes;
+  std::vector<std::string_view> axis_views;
+  shardplan::ParallelDraft draft;
 };
 
-sp_error* ReadParallel(const sp_parallel_spec* spec, std::optional<ParallelData>* out) {
-  if (spec == nullptr) {
-    out->reset();
-    return nullptr;
-  }
-  ParallelData data;
-  if (sp_error* e = Text(spec->binding_kind, "parallel->binding_kind", &data.binding_kind)) return e;
-  if (sp_error* e = TextList(spec->axes, spec->num_axes, "parallel->axes", &data.axes)) return e;
-  *out = std::move(data);
+// Reads `spec` (NULL: none, `out` stays empty).
+sp_error* ReadParallel(const sp_parallel_spec* spec, std::optional<Parallel>* out) {
+  if (spec == nullptr) return nullptr;
+  Parallel& p = out->emplace();
+  if (sp_error* e = Text(spec->binding_kind, "parallel->binding_kind", &p.binding_kind)) return e;
+  if (sp_error* e = TextList(spec->axes, spec->num_axes, "parallel->axes", &p.axes)) return e;
+  p.axis_views = Views(p.axes);
+  p.draft = {p.binding_kind, p.axis_views};
   return nullptr;
+}
+
+const shardplan::ParallelDraft* DraftOf(const std::optional<Parallel>& parallel) {
+  return parallel ? &parallel->draft : nullptr;
+}
+
+// The error of a failed core builder call; null for success. The builder
+// refuses only arguments (InvalidArgument); anything else is a bug.
+sp_error* FromStatus(const absl::Status& status) {
+  if (status.ok()) return nullptr;
+  const sp_error_code code =
+      status.code() == absl::StatusCode::kInvalidArgument ? SP_ERROR_INVALID_ARGUMENT : SP_ERROR_INTERNAL;
+  return Error(code, std::string(status.message()));
 }
 
 }  // namespace
 
 struct sp_layout {
-  std::array<Port, 5> ports;
-  std::optional<std::vector<std::string>> out_names;
+  shardplan::LayoutDraft draft;
 };
-
-namespace {
-
-struct FamilyData {
-  bool parallel = false;
-  std::optional<sp_layout> sharding;
-  bool has_cached = false;
-  sp_layout cached_sharding;
-  std::optional<ParallelData> cached_parallel;
-};
-
-struct ModuleData {
-  std::string type;
-  std::vector<std::string> forward;
-  Ordered<std::string> children;
-  Ordered<std::string> params;
-  std::optional<ParallelData> parallel;
-  std::optional<FamilyData> family;
-};
-
-struct ParameterData {
-  std::optional<std::vector<int64_t>> shape;
-  std::string dtype;
-};
-
-struct NativeData {
-  std::vector<std::string> match;
-  sp_layout sharding;
-  std::optional<ParallelData> parallel;
-};
-
-}  // namespace
 
 struct sp_builder {
-  Ordered<int64_t> mesh;
-  Ordered<ParameterData> parameters;
-  std::optional<std::string> root;
-  Ordered<ModuleData> modules;
-  Ordered<sp_layout> providers;
-  std::vector<NativeData> natives;
-  std::optional<Ordered<sp_layout>> plan;
-  std::string json;  // sp_builder_to_json's cache
+  shardplan::DocumentBuilder builder;
+  std::string json;  // sp_builder_to_json's text
 };
 
 namespace {
 
-using Writer = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
-
-void Key(Writer& w, const std::string& s) { w.Key(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
-void String(Writer& w, const std::string& s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
-
-void WriteStrings(Writer& w, const std::vector<std::string>& list) {
-  w.StartArray();
-  for (const std::string& s : list) String(w, s);
-  w.EndArray();
-}
-
-void WriteParallel(Writer& w, const std::optional<ParallelData>& p) {
-  if (!p) {
-    w.Null();
-    return;
-  }
-  w.StartObject();
-  w.Key("binding_kind");
-  String(w, p->binding_kind);
-  w.Key("axes");
-  WriteStrings(w, p->axes);
-  w.EndObject();
-}
-
-void WriteLayout(Writer& w, const sp_layout& layout) {
-  w.StartObject();
-  for (size_t i = 0; i < layout.ports.size(); ++i) {
-    const Port& port = layout.ports[i];
-    if (!port.declared) continue;
-    w.Key(kPortNames[i]);
-    w.StartObject();
-    for (const auto& [name, placements] : port.entries.items) {
-      Key(w, name);
-      w.StartObject();
-      for (const auto& [axis, placement] : placements.items) {
-        Key(w, axis);
-        String(w, placement);
-      }
-      w.EndObject();
-    }
-    w.EndObject();
-  }
-  if (layout.out_names) {
-    w.Key("out_names");
-    WriteStrings(w, *layout.out_names);
-  }
-  w.EndObject();
-}
-
-void WriteLayouts(Writer& w, const Ordered<sp_layout>& layouts) {
-  w.StartObject();
-  for (const auto& [fqn, layout] : layouts.items) {
-    Key(w, fqn);
-    WriteLayout(w, layout);
-  }
-  w.EndObject();
-}
-
-std::string ToJson(const sp_builder& b) {
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  w.SetIndent(' ', 2);
-  w.StartObject();
-  w.Key("schema");
-  w.String("shardplan.v1");
-  w.Key("mesh");
-  w.StartObject();
-  for (const auto& [axis, size] : b.mesh.items) {
-    Key(w, axis);
-    w.Int64(size);
-  }
-  w.EndObject();
-  w.Key("parameters");
-  w.StartObject();
-  for (const auto& [id, p] : b.parameters.items) {
-    Key(w, id);
-    w.StartObject();
-    if (p.shape) {
-      w.Key("shape");
-      w.StartArray();
-      for (int64_t d : *p.shape) w.Int64(d);
-      w.EndArray();
-    }
-    if (!p.dtype.empty()) {
-      w.Key("dtype");
-      String(w, p.dtype);
-    }
-    w.EndObject();
-  }
-  w.EndObject();
-  if (b.root) {
-    w.Key("root");
-    String(w, *b.root);
-  }
-  w.Key("modules");
-  w.StartObject();
-  for (const auto& [id, m] : b.modules.items) {
-    Key(w, id);
-    w.StartObject();
-    if (!m.type.empty()) {
-      w.Key("type");
-      String(w, m.type);
-    }
-    w.Key("forward");
-    WriteStrings(w, m.forward);
-    for (const auto& [key, map] : {std::pair{"children", &m.children}, std::pair{"params", &m.params}}) {
-      if (map->items.empty()) continue;
-      w.Key(key);
-      w.StartObject();
-      for (const auto& [name, target] : map->items) {
-        Key(w, name);
-        String(w, target);
-      }
-      w.EndObject();
-    }
-    if (m.parallel) {
-      w.Key("parallel");
-      WriteParallel(w, m.parallel);
-    }
-    if (m.family) {
-      w.Key("family");
-      w.StartObject();
-      w.Key("parallel");
-      w.Bool(m.family->parallel);
-      w.Key("sharding");
-      if (m.family->sharding) {
-        WriteLayout(w, *m.family->sharding);
-      } else {
-        w.Null();
-      }
-      if (m.family->has_cached) {
-        w.Key("cached");
-        w.StartObject();
-        w.Key("sharding");
-        WriteLayout(w, m.family->cached_sharding);
-        w.Key("parallel");
-        WriteParallel(w, m.family->cached_parallel);
-        w.EndObject();
-      }
-      w.EndObject();
-    }
-    w.EndObject();
-  }
-  w.EndObject();
-  if (!b.providers.items.empty() || !b.natives.empty()) {
-    w.Key("providers");
-    w.StartObject();
-    w.Key("sharding");
-    WriteLayouts(w, b.providers);
-    w.Key("native");
-    w.StartArray();
-    for (const NativeData& n : b.natives) {
-      w.StartObject();
-      w.Key("match");
-      WriteStrings(w, n.match);
-      w.Key("sharding");
-      WriteLayout(w, n.sharding);
-      w.Key("parallel");
-      WriteParallel(w, n.parallel);
-      w.EndObject();
-    }
-    w.EndArray();
-    w.EndObject();
-  }
-  if (b.plan) {
-    w.Key("plan");
-    w.StartObject();
-    w.Key("modules");
-    WriteLayouts(w, *b.plan);
-    w.EndObject();
-  }
-  w.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
-}
-
-sp_error* Parse(std::string_view json, const sp_parse_options* options, sp_document** out_document) {
+// The limits `options` give (NULL: the defaults).
+sp_error* ReadLimits(const sp_parse_options* options, shardplan::Limits* out) {
   shardplan::Limits limits;
   if (options != nullptr) {
     if (options->max_paths != 0) limits.max_paths = options->max_paths;
@@ -421,38 +196,44 @@ sp_error* Parse(std::string_view json, const sp_parse_options* options, sp_docum
       limits.max_json_depth = static_cast<int>(options->max_json_depth);
     }
   }
-  shardplan::ParsedDocument parsed = shardplan::Parse(json, limits);
+  *out = limits;
+  return nullptr;
+}
+
+// A document handle for a parsed or built document.
+sp_document* NewDocument(shardplan::ParsedDocument parsed) {
   auto document = std::make_unique<sp_document>();
   if (parsed.error) {
     document->error = std::move(parsed.error);
   } else {
     document->document = std::move(parsed.document);
   }
-  *out_document = document.release();
+  return document.release();
+}
+
+sp_error* Parse(std::string_view json, const sp_parse_options* options, sp_document** out_document) {
+  shardplan::Limits limits;
+  if (sp_error* e = ReadLimits(options, &limits)) return e;
+  *out_document = NewDocument(shardplan::Parse(json, limits));
   return nullptr;
 }
 
-ModuleData* FindModule(sp_builder* builder, const std::string& id, sp_error** error) {
-  ModuleData* m = builder->modules.Find(id);
-  if (m == nullptr) *error = InvalidArgument(absl::StrCat("unknown module id '", id, "' (add it first)"));
-  return m;
-}
-
-sp_error* Duplicate(std::string_view what, const std::string& name) {
-  return InvalidArgument(absl::StrCat("duplicate ", what, " '", name, "'"));
-}
-
-// The index of a port argument, or an error. A C caller may pass any int as
-// an sp_port; reading its bytes as an int (not as the enum, whose
+// The layout map a port argument names, or an error. A C caller may pass
+// any int as an sp_port; reading its bytes as an int (not as the enum, whose
 // out-of-range values C++ does not allow) keeps that defined.
-sp_error* PortIndex(const sp_port& port, size_t* index) {
+sp_error* PortIndex(const sp_port& port, shardplan::LayoutDraft::Map* map) {
+  using Draft = shardplan::LayoutDraft;
+  constexpr auto same = [](sp_port port, Draft::Map map) { return static_cast<int>(port) == static_cast<int>(map); };
+  static_assert(same(SP_PORT_PARAMS, Draft::kParams) && same(SP_PORT_IN_SRC, Draft::kInSrc) &&
+                same(SP_PORT_IN_DST, Draft::kInDst) && same(SP_PORT_OUT_SRC, Draft::kOutSrc) &&
+                same(SP_PORT_OUT_DST, Draft::kOutDst) && Draft::kMaps == 5);
   int raw = 0;
   static_assert(sizeof raw == sizeof port);
   std::memcpy(&raw, &port, sizeof raw);
-  if (raw < 0 || static_cast<size_t>(raw) >= kPortNames.size()) {
+  if (raw < 0 || static_cast<size_t>(raw) >= Draft::kMaps) {
     return InvalidArgument(absl::StrCat("unknown port ", raw));
   }
-  *index = static_cast<size_t>(raw);
+  *map = static_cast<Draft::Map>(raw);
   return nullptr;
 }
 
@@ -666,21 +447,19 @@ void sp_layout_delete(sp_layout* layout) { delete layout; }
 
 sp_error* sp_layout_declare(sp_layout* layout, sp_port port) {
   SP_REQUIRE(layout);
-  size_t index = 0;
-  if (sp_error* e = PortIndex(port, &index)) return e;
-  layout->ports[index].declared = true;
+  shardplan::LayoutDraft::Map map{};
+  if (sp_error* e = PortIndex(port, &map)) return e;
+  layout->draft.Declare(map);
   return nullptr;
 }
 
 sp_error* sp_layout_add_entry(sp_layout* layout, sp_port port, sp_str name) {
   return Guard([&]() -> sp_error* {
     SP_REQUIRE(layout);
-    size_t index = 0;
-    if (sp_error* e = PortIndex(port, &index)) return e;
+    shardplan::LayoutDraft::Map map{};
+    if (sp_error* e = PortIndex(port, &map)) return e;
     SP_TEXT(entry, name);
-    Port& p = layout->ports[index];
-    p.declared = true;
-    p.entries.FindOrInsert(entry);
+    layout->draft.AddEntry(map, entry);
     return nullptr;
   });
 }
@@ -688,24 +467,12 @@ sp_error* sp_layout_add_entry(sp_layout* layout, sp_port port, sp_str name) {
 sp_error* sp_layout_set_placement(sp_layout* layout, sp_port port, sp_str name, sp_str axis, sp_str placement) {
   return Guard([&]() -> sp_error* {
     SP_REQUIRE(layout);
-    size_t index = 0;
-    if (sp_error* e = PortIndex(port, &index)) return e;
+    shardplan::LayoutDraft::Map map{};
+    if (sp_error* e = PortIndex(port, &map)) return e;
     SP_TEXT(entry, name);
     SP_TEXT(axis_name, axis);
     SP_TEXT(spelling, placement);
-    if (!shardplan::ParsePlacement(spelling)) {
-      return InvalidArgument(absl::StrCat("bad placement '", spelling,
-                                          "' (expected S(dim), R, P or P(sum|avg|max|min|prod))"));
-    }
-    Port& p = layout->ports[index];
-    Placements* placements = p.entries.Find(entry);
-    if (placements != nullptr && placements->Find(axis_name) != nullptr) {
-      return InvalidArgument(absl::StrCat("axis '", axis_name, "' is already placed for '", entry, "'"));
-    }
-    p.declared = true;
-    if (placements == nullptr) placements = p.entries.Insert(entry);
-    *placements->Insert(axis_name) = std::move(spelling);
-    return nullptr;
+    return FromStatus(layout->draft.Place(map, entry, axis_name, spelling));
   });
 }
 
@@ -714,8 +481,16 @@ sp_error* sp_layout_set_out_names(sp_layout* layout, const sp_str* names, size_t
     SP_REQUIRE(layout);
     std::vector<std::string> list;
     if (sp_error* e = TextList(names, count, "names", &list)) return e;
-    layout->out_names = std::move(list);
+    layout->draft.SetOutNames(std::move(list));
     return nullptr;
+  });
+}
+
+sp_error* sp_layout_set_legacy_field(sp_layout* layout, sp_str field) {
+  return Guard([&]() -> sp_error* {
+    SP_REQUIRE(layout);
+    SP_TEXT(name, field);
+    return FromStatus(layout->draft.SetLegacyField(name));
   });
 }
 
@@ -735,11 +510,7 @@ sp_error* sp_builder_add_axis(sp_builder* builder, sp_str name, int64_t size) {
   return Guard([&]() -> sp_error* {
     SP_REQUIRE(builder);
     SP_TEXT(axis, name);
-    if (size < 1) return InvalidArgument(absl::StrCat("mesh axis '", axis, "' must have at least 1 device"));
-    int64_t* slot = builder->mesh.Insert(axis);
-    if (slot == nullptr) return Duplicate("mesh axis", axis);
-    *slot = size;
-    return nullptr;
+    return FromStatus(builder->builder.AddAxis(axis, size));
   });
 }
 
@@ -750,18 +521,18 @@ sp_error* sp_builder_add_parameter(sp_builder* builder, sp_str id, const int64_t
     SP_TEXT(param_id, id);
     SP_TEXT(dtype_name, dtype);
     if (shape == nullptr && rank > 0) return NullArgument("shape");
-    ParameterData data;
-    data.dtype = std::move(dtype_name);
-    if (shape != nullptr) {
-      data.shape.emplace(shape, shape + rank);
-      for (int64_t d : *data.shape) {
-        if (d < 0) return InvalidArgument(absl::StrCat("parameter '", param_id, "' has a negative dimension"));
-      }
-    }
-    ParameterData* slot = builder->parameters.Insert(param_id);
-    if (slot == nullptr) return Duplicate("parameter id", param_id);
-    *slot = std::move(data);
-    return nullptr;
+    std::optional<absl::Span<const int64_t>> dims;
+    if (shape != nullptr) dims = absl::MakeConstSpan(shape, rank);
+    return FromStatus(builder->builder.AddParameter(param_id, dims, dtype_name));
+  });
+}
+
+sp_error* sp_builder_set_parameter_blocks(sp_builder* builder, sp_str id, const int64_t* blocks, size_t rank) {
+  return Guard([&]() -> sp_error* {
+    SP_REQUIRE(builder);
+    SP_TEXT(param_id, id);
+    if (blocks == nullptr && rank > 0) return NullArgument("blocks");
+    return FromStatus(builder->builder.SetParameterBlocks(param_id, absl::MakeConstSpan(blocks, rank)));
   });
 }
 
@@ -770,10 +541,7 @@ sp_error* sp_builder_add_module(sp_builder* builder, sp_str id, sp_str type) {
     SP_REQUIRE(builder);
     SP_TEXT(module_id, id);
     SP_TEXT(type_name, type);
-    ModuleData* slot = builder->modules.Insert(module_id);
-    if (slot == nullptr) return Duplicate("module id", module_id);
-    slot->type = std::move(type_name);
-    return nullptr;
+    return FromStatus(builder->builder.AddModule(module_id, type_name));
   });
 }
 
@@ -782,11 +550,7 @@ sp_error* sp_builder_add_forward_arg(sp_builder* builder, sp_str module, sp_str 
     SP_REQUIRE(builder);
     SP_TEXT(module_id, module);
     SP_TEXT(arg, name);
-    sp_error* error = nullptr;
-    ModuleData* m = FindModule(builder, module_id, &error);
-    if (m == nullptr) return error;
-    m->forward.push_back(std::move(arg));
-    return nullptr;
+    return FromStatus(builder->builder.AddForwardArg(module_id, arg));
   });
 }
 
@@ -796,13 +560,7 @@ sp_error* sp_builder_add_child(sp_builder* builder, sp_str module, sp_str name, 
     SP_TEXT(module_id, module);
     SP_TEXT(child_name, name);
     SP_TEXT(child_id, child);
-    sp_error* error = nullptr;
-    ModuleData* m = FindModule(builder, module_id, &error);
-    if (m == nullptr) return error;
-    std::string* slot = m->children.Insert(child_name);
-    if (slot == nullptr) return Duplicate(absl::StrCat("child name of module '", module_id, "':"), child_name);
-    *slot = std::move(child_id);
-    return nullptr;
+    return FromStatus(builder->builder.AddChild(module_id, child_name, child_id));
   });
 }
 
@@ -812,15 +570,7 @@ sp_error* sp_builder_add_module_param(sp_builder* builder, sp_str module, sp_str
     SP_TEXT(module_id, module);
     SP_TEXT(param_name, name);
     SP_TEXT(param_id, parameter);
-    sp_error* error = nullptr;
-    ModuleData* m = FindModule(builder, module_id, &error);
-    if (m == nullptr) return error;
-    std::string* slot = m->params.Insert(param_name);
-    if (slot == nullptr) {
-      return Duplicate(absl::StrCat("parameter name of module '", module_id, "':"), param_name);
-    }
-    *slot = std::move(param_id);
-    return nullptr;
+    return FromStatus(builder->builder.AddModuleParam(module_id, param_name, param_id));
   });
 }
 
@@ -828,13 +578,9 @@ sp_error* sp_builder_set_module_parallel(sp_builder* builder, sp_str module, con
   return Guard([&]() -> sp_error* {
     SP_REQUIRE(builder);
     SP_TEXT(module_id, module);
-    std::optional<ParallelData> spec;
+    std::optional<Parallel> spec;
     if (sp_error* e = ReadParallel(parallel, &spec)) return e;
-    sp_error* error = nullptr;
-    ModuleData* m = FindModule(builder, module_id, &error);
-    if (m == nullptr) return error;
-    m->parallel = std::move(spec);
-    return nullptr;
+    return FromStatus(builder->builder.SetModuleParallel(module_id, DraftOf(spec)));
   });
 }
 
@@ -842,17 +588,8 @@ sp_error* sp_builder_set_family(sp_builder* builder, sp_str module, int parallel
   return Guard([&]() -> sp_error* {
     SP_REQUIRE(builder);
     SP_TEXT(module_id, module);
-    sp_error* error = nullptr;
-    ModuleData* m = FindModule(builder, module_id, &error);
-    if (m == nullptr) return error;
-    FamilyData& family = m->family ? *m->family : m->family.emplace();
-    family.parallel = parallel != 0;
-    if (sharding != nullptr) {
-      family.sharding = *sharding;
-    } else {
-      family.sharding.reset();
-    }
-    return nullptr;
+    return FromStatus(
+        builder->builder.SetFamily(module_id, parallel != 0, sharding != nullptr ? &sharding->draft : nullptr));
   });
 }
 
@@ -862,18 +599,9 @@ sp_error* sp_builder_set_family_cached(sp_builder* builder, sp_str module, const
     SP_REQUIRE(builder);
     SP_REQUIRE(sharding);
     SP_TEXT(module_id, module);
-    std::optional<ParallelData> spec;
+    std::optional<Parallel> spec;
     if (sp_error* e = ReadParallel(parallel, &spec)) return e;
-    sp_error* error = nullptr;
-    ModuleData* m = FindModule(builder, module_id, &error);
-    if (m == nullptr) return error;
-    if (!m->family) {
-      return InvalidArgument(absl::StrCat("module '", module_id, "' is not a family member (sp_builder_set_family)"));
-    }
-    m->family->has_cached = true;
-    m->family->cached_sharding = *sharding;
-    m->family->cached_parallel = std::move(spec);
-    return nullptr;
+    return FromStatus(builder->builder.SetFamilyCached(module_id, sharding->draft, DraftOf(spec)));
   });
 }
 
@@ -881,7 +609,7 @@ sp_error* sp_builder_set_root(sp_builder* builder, sp_str module) {
   return Guard([&]() -> sp_error* {
     SP_REQUIRE(builder);
     SP_TEXT(module_id, module);
-    builder->root = std::move(module_id);
+    builder->builder.SetRoot(module_id);
     return nullptr;
   });
 }
@@ -891,10 +619,7 @@ sp_error* sp_builder_add_provider(sp_builder* builder, sp_str fqn, const sp_layo
     SP_REQUIRE(builder);
     SP_REQUIRE(layout);
     SP_TEXT(path, fqn);
-    sp_layout* slot = builder->providers.Insert(path);
-    if (slot == nullptr) return Duplicate("provider FQN", path);
-    *slot = *layout;
-    return nullptr;
+    return FromStatus(builder->builder.AddProvider(path, layout->draft));
   });
 }
 
@@ -903,20 +628,18 @@ sp_error* sp_builder_add_native(sp_builder* builder, const sp_str* globs, size_t
   return Guard([&]() -> sp_error* {
     SP_REQUIRE(builder);
     SP_REQUIRE(sharding);
-    NativeData native;
-    if (sp_error* e = TextList(globs, num_globs, "globs", &native.match)) return e;
-    if (sp_error* e = ReadParallel(parallel, &native.parallel)) return e;
-    native.sharding = *sharding;
-    builder->natives.push_back(std::move(native));
-    return nullptr;
+    std::vector<std::string> match;
+    if (sp_error* e = TextList(globs, num_globs, "globs", &match)) return e;
+    std::optional<Parallel> spec;
+    if (sp_error* e = ReadParallel(parallel, &spec)) return e;
+    return FromStatus(builder->builder.AddNative(Views(match), sharding->draft, DraftOf(spec)));
   });
 }
 
 sp_error* sp_builder_declare_plan(sp_builder* builder) {
   return Guard([&]() -> sp_error* {
     SP_REQUIRE(builder);
-    if (!builder->plan) builder->plan.emplace();
-    return nullptr;
+    return FromStatus(builder->builder.DeclarePlan());
   });
 }
 
@@ -925,11 +648,38 @@ sp_error* sp_builder_add_plan_entry(sp_builder* builder, sp_str fqn, const sp_la
     SP_REQUIRE(builder);
     SP_REQUIRE(layout);
     SP_TEXT(path, fqn);
-    if (!builder->plan) builder->plan.emplace();
-    sp_layout* slot = builder->plan->Insert(path);
-    if (slot == nullptr) return Duplicate("plan FQN", path);
-    *slot = *layout;
+    return FromStatus(builder->builder.AddPlanEntry(path, layout->draft));
+  });
+}
+
+sp_error* sp_builder_add_template(sp_builder* builder, sp_str axis, sp_str prefix, size_t* out_index) {
+  return Guard([&]() -> sp_error* {
+    SP_REQUIRE(builder);
+    SP_REQUIRE(out_index);
+    SP_TEXT(axis_name, axis);
+    SP_TEXT(prefix_fqn, prefix);
+    absl::StatusOr<size_t> index = builder->builder.AddTemplate(axis_name, prefix_fqn);
+    if (!index.ok()) return FromStatus(index.status());
+    *out_index = *index;
     return nullptr;
+  });
+}
+
+sp_error* sp_builder_add_template_rule(sp_builder* builder, size_t template_index, sp_str pattern, sp_str style) {
+  return Guard([&]() -> sp_error* {
+    SP_REQUIRE(builder);
+    SP_TEXT(rule_pattern, pattern);
+    SP_TEXT(style_name, style);
+    return FromStatus(builder->builder.AddTemplateRule(template_index, rule_pattern, style_name));
+  });
+}
+
+sp_error* sp_builder_add_override(sp_builder* builder, sp_str fqn, const sp_layout* layout) {
+  return Guard([&]() -> sp_error* {
+    SP_REQUIRE(builder);
+    SP_REQUIRE(layout);
+    SP_TEXT(path, fqn);
+    return FromStatus(builder->builder.AddOverride(path, layout->draft));
   });
 }
 
@@ -937,7 +687,7 @@ sp_error* sp_builder_to_json(sp_builder* builder, sp_str* out_json) {
   return Guard([&]() -> sp_error* {
     SP_REQUIRE(builder);
     SP_REQUIRE(out_json);
-    builder->json = ToJson(*builder);
+    builder->json = builder->builder.ToJson();
     *out_json = OutStr(builder->json);
     return nullptr;
   });
@@ -947,7 +697,10 @@ sp_error* sp_builder_build(const sp_builder* builder, const sp_parse_options* op
   return Guard([&]() -> sp_error* {
     SP_REQUIRE(builder);
     SP_REQUIRE(out_document);
-    return Parse(ToJson(*builder), options, out_document);
+    shardplan::Limits limits;
+    if (sp_error* e = ReadLimits(options, &limits)) return e;
+    *out_document = NewDocument(builder->builder.Build(limits));
+    return nullptr;
   });
 }
 

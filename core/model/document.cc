@@ -2,9 +2,35 @@
 
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
+#include "core/text/bytes.h"
 #include "core/text/json_pointer.h"
 
 namespace shardplan {
+namespace {
+
+constexpr std::pair<std::string_view, Dtype> kDtypes[] = {
+    {"float32", Dtype::kFloat32},          {"float16", Dtype::kFloat16},
+    {"bfloat16", Dtype::kBfloat16},        {"float8_e4m3fn", Dtype::kFloat8E4m3fn},
+    {"float8_e5m2", Dtype::kFloat8E5m2},   {"int8", Dtype::kInt8},
+    {"int32", Dtype::kInt32},              {"int64", Dtype::kInt64},
+    {"bool", Dtype::kBool},
+};
+
+}  // namespace
+
+std::optional<Dtype> ParseDtype(std::string_view name) {
+  for (const auto& [spelling, dtype] : kDtypes) {
+    if (SameText(spelling, name)) return dtype;
+  }
+  return std::nullopt;
+}
+
+std::string_view DtypeName(Dtype dtype) {
+  for (const auto& [spelling, d] : kDtypes) {
+    if (d == dtype) return spelling;
+  }
+  return "float32";
+}
 
 std::string Document::PointerOf(const Origin& origin) const {
   auto module = [&](std::string_view rest) {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,12 @@ enum class Dtype : uint8_t {
   kInt64,
   kBool,
 };
+
+// The dtype spelled `name` ("float32", "bfloat16", ...; spec section 2), or
+// nullopt for a name that is no dtype.
+std::optional<Dtype> ParseDtype(std::string_view name);
+// The spelling of `dtype`.
+std::string_view DtypeName(Dtype dtype);
 
 // A vector as large as a std::vector (24 bytes) that holds up to 16 bytes of
 // elements inline: the few names, children, parameters or dims a module or
@@ -107,6 +114,11 @@ class OptionalNames {
  private:
   std::unique_ptr<SmallVector<NameId>> names_;
 };
+
+// The legacy compute-injection fields of a layout, in the order in which
+// the first one set is looked for (LayoutBody::legacy_field).
+inline constexpr std::string_view kLegacyLayoutFields[] = {"local_compute_fn", "inner_wrapper", "inner_target",
+                                                           "region_dispatch"};
 
 // What a layout says: its placement maps, out_names and legacy field. A
 // MapStore keeps each distinct one once, however many layouts say it: a
@@ -258,6 +270,26 @@ struct Module {
   // layouts.
   std::unique_ptr<Family> family;
 };
+
+// The kinds of a forward-signature entry, read as the reference reads a
+// signature: "**name" is the var-keyword parameter `name`, "*name" a
+// var-positional one, anything else a plain one; names are not validated.
+enum class ForwardKind : uint8_t { kPlain, kVarPositional, kVarKeyword };
+
+// A spelled forward entry: its name without the marker, and its kind.
+inline std::pair<std::string_view, ForwardKind> ReadForwardArg(std::string_view spelled) {
+  if (spelled.substr(0, 2) == "**") return {spelled.substr(2), ForwardKind::kVarKeyword};
+  if (spelled.substr(0, 1) == "*") return {spelled.substr(1), ForwardKind::kVarPositional};
+  return {spelled, ForwardKind::kPlain};
+}
+
+// Appends the forward entry `name` of `kind` to `module`, keeping
+// var_keyword and first_input.
+inline void AppendForward(Module& module, NameId name, ForwardKind kind) {
+  if (kind == ForwardKind::kVarKeyword) module.var_keyword = true;
+  if (kind == ForwardKind::kPlain && module.first_input == kNoName) module.first_input = name;
+  module.forward.push_back(name);
+}
 
 struct MeshAxis {
   NameId name;

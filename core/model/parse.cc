@@ -15,6 +15,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/diagnostics/sink.h"
+#include "core/model/document_checks.h"
 #include "core/model/json.h"
 #include "core/text/json_pointer.h"
 #include "core/model/name_set.h"
@@ -99,14 +100,6 @@ std::string_view TypeName(const Value& v) {
 
 std::string_view Str(const Value& v) { return v.str(); }
 
-constexpr std::pair<std::string_view, Dtype> kDtypes[] = {
-    {"float32", Dtype::kFloat32},          {"float16", Dtype::kFloat16},
-    {"bfloat16", Dtype::kBfloat16},        {"float8_e4m3fn", Dtype::kFloat8E4m3fn},
-    {"float8_e5m2", Dtype::kFloat8E5m2},   {"int8", Dtype::kInt8},
-    {"int32", Dtype::kInt32},              {"int64", Dtype::kInt64},
-    {"bool", Dtype::kBool},
-};
-
 class Parser {
  public:
   // plan_room: the entries a plan gets room for when it starts (its
@@ -173,6 +166,12 @@ class Parser {
     error_pointer_ = Pointer();
     return false;
   }
+  // A whole-document check's failure, which names its own pointer.
+  bool Fail(DocumentError error) {
+    error_ = std::move(error.message);
+    error_pointer_ = std::move(error.pointer);
+    return false;
+  }
   bool Expect(const Value& v, bool ok, std::string_view what) {
     return ok || Fail(absl::StrCat("expected ", what, ", got ", TypeName(v)));
   }
@@ -191,7 +190,7 @@ class Parser {
   template <size_t N>
   bool ReadFields(const Value& obj, const std::array<std::string_view, N>& allowed, Fields<N>& out);
   bool Required(const Value* v, std::string_view key) {
-    return v != nullptr || Fail(absl::StrCat("missing required key ", PyRepr(key)));
+    return v != nullptr || Fail(MissingKeyMessage(key));
   }
   bool CheckUniqueKeys(const Value& obj);
   // Fails on a duplicate key anywhere inside `v` (values we do not model).
@@ -219,8 +218,6 @@ class Parser {
   // models repeat their layouts), was not read, and gets its layout
   // (Item::unread).
   bool FqnLayoutItem(bool in_plan, std::string_view fqn, const Value& v, bool unread);
-  bool ResolveReferences();
-  bool CheckTree();
   bool NonNegativeInts(const Value& v, bool positive, SmallVector<int64_t>& out);
 
   // The id of a name that recurs throughout a document (a type, or a
@@ -264,29 +261,10 @@ class Parser {
   std::vector<Token> tokens_;
   std::string error_;
   std::string error_pointer_;
-  // Parameter and module indexes by the NameId of their id (kNone where a
-  // name is no such id): one hash of the id string per reference.
-  static constexpr uint32_t kNone = UINT32_MAX;
-  static bool Define(std::vector<uint32_t>& by_name, NameId name, uint32_t index) {
-    // Ids are defined in increasing order: grown by half at a time, not by
-    // one name.
-    if (name >= by_name.size()) {
-      const size_t size = std::max<size_t>(name + 1, by_name.size() + by_name.size() / 2);
-      if (size > by_name.capacity()) {
-        ReserveAdvised(by_name, size);
-      }
-      by_name.resize(size, kNone);
-    }
-    if (by_name[name] != kNone) return false;
-    by_name[name] = index;
-    return true;
-  }
-  uint32_t Lookup(const std::vector<uint32_t>& by_name, std::string_view id) const {
-    const NameId name = doc_.names.Find(id);
-    return name < by_name.size() ? by_name[name] : kNone;
-  }
-  std::vector<ParamId> param_by_name_;
-  std::vector<ModuleId> module_by_name_;
+  // Parameter and module indexes by the NameId of their id: one hash of
+  // the id string per reference.
+  IdIndex param_by_name_;
+  IdIndex module_by_name_;
   NameBits provider_fqns_, plan_fqns_;
 };
 
@@ -407,17 +385,13 @@ bool Parser::ParseRoot(const Value& root) {
     At at(*this, "modules");
     if (!ExpectObject(*f[kModules])) return false;
   }
-  if (!ResolveReferences()) return false;
+  if (auto error = ResolveReferences(doc_, module_by_name_, param_by_name_)) return Fail(*std::move(error));
   {
     At at(*this, "root");
     if (!ExpectString(*f[kRoot])) return false;
-    doc_.root = Lookup(module_by_name_, Str(*f[kRoot]));
-    if (doc_.root == kNone) return Fail(absl::StrCat("unknown module id ", PyRepr(Str(*f[kRoot]))));
+    if (auto error = ResolveRoot(doc_, Str(*f[kRoot]), module_by_name_)) return Fail(*std::move(error));
   }
-  {
-    At at(*this, "modules");
-    if (!CheckTree()) return false;
-  }
+  if (auto error = CheckTree(doc_, limits_)) return Fail(*std::move(error));
   if (f[kProviders]) {
     At at(*this, "providers");
     if (!ParseProviders(*f[kProviders])) return false;
@@ -521,7 +495,7 @@ bool Parser::ParameterItem(std::string_view id, const Value& v) {
   {
     Parameter param;
     param.id = doc_.names.Intern(id);
-    if (!Define(param_by_name_, param.id, static_cast<ParamId>(doc_.parameters.size()))) {
+    if (!param_by_name_.Define(param.id, static_cast<ParamId>(doc_.parameters.size()))) {
       return Fail(absl::StrCat("duplicate key ", PyRepr(id)));
     }
     enum { kShape, kDtype, kBlocks };
@@ -536,14 +510,13 @@ bool Parser::ParameterItem(std::string_view id, const Value& v) {
     if (const Value* dtype = f[kDtype]) {
       At at_dtype(*this, "dtype");
       if (!ExpectString(*dtype)) return false;
-      auto found = std::find_if(std::begin(kDtypes), std::end(kDtypes),
-                                [&](const auto& d) { return SameText(d.first, Str(*dtype)); });
-      if (found == std::end(kDtypes)) {
+      const std::optional<Dtype> found = ParseDtype(Str(*dtype));
+      if (!found) {
         return Fail(absl::StrCat("unknown dtype ", PyRepr(Str(*dtype)),
                                  " (expected float32, float16, bfloat16, float8_e4m3fn, "
                                  "float8_e5m2, int8, int32, int64 or bool)"));
       }
-      param.dtype = found->second;
+      param.dtype = *found;
     }
     if (f[kBlocks]) {
       At at_blocks(*this, "blocks");
@@ -569,58 +542,14 @@ bool Parser::ModuleItem(std::string_view id, const Value& v) {
   const ModuleId index = static_cast<ModuleId>(doc_.modules.size());
   Module& module = doc_.modules.emplace_back();
   module.id = doc_.names.Intern(id);
-  if (!Define(module_by_name_, module.id, index)) return Fail(absl::StrCat("duplicate key ", PyRepr(id)));
+  if (!module_by_name_.Define(module.id, index)) return Fail(absl::StrCat("duplicate key ", PyRepr(id)));
   return ParseModule(v, index, module);
 }
 
 // Child and parameter references name ids that may be defined later in the
 // document: ParseModule records the NameId of each referenced id in place of
-// the index, and this replaces them once every id is known. Modules are
-// resolved in parallel, each only once all its references are known; the
-// first module in document order with an unknown one reports it, children
-// before params, as a serial pass would.
-bool Parser::ResolveReferences() {
-  auto index_of = [](uint32_t target, const std::vector<uint32_t>& by_name) {
-    return target < by_name.size() ? by_name[target] : kNone;
-  };
-  auto known = [&](const SmallVector<std::pair<NameId, uint32_t>>& refs, const std::vector<uint32_t>& by_name) {
-    for (const auto& [name, target] : refs) {
-      if (index_of(target, by_name) == kNone) return false;
-    }
-    return true;
-  };
-  const size_t n = doc_.modules.size();
-  std::atomic<size_t> first_unknown{n};
-  ParallelFor(n, 4096, [&](size_t begin, size_t end) {
-    for (size_t m = begin; m < end && m < first_unknown.load(std::memory_order_relaxed); ++m) {
-      Module& module = doc_.modules[m];
-      if (!known(module.children, module_by_name_) || !known(module.params, param_by_name_)) {
-        size_t seen = first_unknown.load(std::memory_order_relaxed);
-        while (m < seen && !first_unknown.compare_exchange_weak(seen, m, std::memory_order_relaxed)) {
-        }
-        return;
-      }
-      for (auto& [name, target] : module.children) target = index_of(target, module_by_name_);
-      for (auto& [name, target] : module.params) target = index_of(target, param_by_name_);
-    }
-  });
-  if (first_unknown.load() == n) return true;
-  const Module& module = doc_.modules[first_unknown.load()];
-  At at_section(*this, "modules");
-  At at_module(*this, doc_.Name(module.id));
-  for (const auto& [refs, by_name, key, what] :
-       {std::tuple{&module.children, &module_by_name_, "children", "module"},
-        std::tuple{&module.params, &param_by_name_, "params", "parameter"}}) {
-    for (const auto& [name, target] : *refs) {
-      if (index_of(target, *by_name) != kNone) continue;
-      At at_map(*this, key);
-      At at_entry(*this, doc_.Name(name));
-      return Fail(absl::StrCat("unknown ", what, " id ", PyRepr(doc_.Name(target))));
-    }
-  }
-  return Fail("unresolved reference");  // unreachable: the module has an unknown id
-}
-
+// the index, and ResolveReferences (document_checks.h) replaces them once
+// every id is known.
 bool Parser::ParseModule(const Value& v, ModuleId index, Module& module) {
   enum { kType, kForward, kChildren, kParams, kParallel, kFamily };
   static constexpr std::array<std::string_view, 6> kKeys = {"type",   "forward",  "children",
@@ -685,19 +614,8 @@ bool Parser::ParseForward(const Value& v, Module& module) {
   for (size_t i = 0; i < v.Size(); ++i) {
     At at(*this, i);
     if (!ExpectString(v[i])) return false;
-    std::string_view name = Str(v[i]);
-    bool plain = false;
-    if (name.substr(0, 2) == "**") {
-      name.remove_prefix(2);
-      module.var_keyword = true;
-    } else if (name.substr(0, 1) == "*") {
-      name.remove_prefix(1);
-    } else {
-      plain = true;
-    }
-    const NameId id = Common(name);
-    if (plain && module.first_input == kNoName) module.first_input = id;
-    module.forward.push_back(id);
+    const auto [name, kind] = ReadForwardArg(Str(v[i]));
+    AppendForward(module, Common(name), kind);
   }
   return true;
 }
@@ -980,71 +898,6 @@ bool Parser::StreamItem(Section section, const Item& item) {
   return false;
 }
 
-// Refuses cycles anywhere in `children`, and trees whose expansion from the
-// root exceeds the path limits. Both are computed over the DAG, never by
-// expanding it.
-bool Parser::CheckTree() {
-  const size_t n = doc_.modules.size();
-  enum : uint8_t { kNew, kOpen, kDone };
-  std::vector<uint8_t> state(n, kNew);
-  std::vector<ModuleId> order;  // post-order: children before parents
-  order.reserve(n);
-  std::vector<std::pair<ModuleId, size_t>> stack;
-  for (ModuleId start = 0; start < n; ++start) {
-    if (state[start] != kNew) continue;
-    stack.push_back({start, 0});
-    state[start] = kOpen;
-    while (!stack.empty()) {
-      auto& [m, next] = stack.back();
-      const auto& children = doc_.modules[m].children;
-      if (next < children.size()) {
-        const auto& [name, child] = children[next++];
-        if (state[child] == kOpen) {
-          At at_module(*this, doc_.Name(doc_.modules[m].id));
-          At at_children(*this, "children");
-          At at_child(*this, doc_.Name(name));
-          return Fail(absl::StrCat("cycle in children: module ", PyRepr(doc_.Name(doc_.modules[child].id)),
-                                   " contains itself"));
-        }
-        if (state[child] == kNew) {
-          state[child] = kOpen;
-          stack.push_back({child, 0});
-        }
-      } else {
-        state[m] = kDone;
-        order.push_back(m);
-        stack.pop_back();
-      }
-    }
-  }
-  // paths(m): paths in m's subtree, m included; bytes(m): their total local
-  // FQN length relative to m. Saturating at the limits.
-  const uint64_t cap = UINT64_MAX / 4;
-  std::vector<uint64_t> paths(n, 1), bytes(n, 0);
-  for (ModuleId m : order) {
-    uint64_t p = 1, b = 0;
-    for (const auto& [name, child] : doc_.modules[m].children) {
-      const uint64_t name_len = doc_.Name(name).size();
-      p = std::min(cap, p + paths[child]);
-      b = std::min(cap, b + bytes[child] + std::min(cap, paths[child] * (name_len + 1)));
-    }
-    paths[m] = p;
-    bytes[m] = b;
-  }
-  if (paths[doc_.root] > limits_.max_paths) {
-    return Fail(absl::StrCat("the module tree expands to more than ", limits_.max_paths,
-                             " module paths (shared submodules multiply paths); raise the path limit if "
-                             "this is intended"));
-  }
-  if (bytes[doc_.root] > limits_.max_fqn_bytes) {
-    return Fail(absl::StrCat("the module paths' names total more than ", limits_.max_fqn_bytes,
-                             " bytes; raise the limit if this is intended"));
-  }
-  doc_.tree_paths = paths[doc_.root];
-  doc_.tree_fqn_bytes = bytes[doc_.root];
-  return true;
-}
-
 // Reads the document's top level, and the members of the four maps that
 // grow with the model (parameters, modules, providers.sharding and
 // plan.modules) one at a time, each as a small DOM handed to the parser and
@@ -1305,9 +1158,8 @@ ParseResult ParseDocument(std::string_view json, const Limits& limits) {
     return invalid(absl::StrCat("malformed JSON at ", at, ": ", json::ErrorMessage(reader.error())), "");
   }
   if (scanner.parser_failed() || !parser.ParseRoot(skeleton)) {
-    const std::string& pointer = parser.error_pointer();
-    return invalid(absl::StrCat(parser.error(), " (at ", pointer.empty() ? "the document root" : pointer, ")"),
-                   pointer);
+    result.error = InvalidDocument({parser.error(), parser.error_pointer()});
+    return result;
   }
   result.document = std::move(document);
   return result;

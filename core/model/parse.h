@@ -5,25 +5,19 @@
 // keys) yields one `invalid-document` diagnostic whose message names the JSON
 // pointer of the offending value. Limits refuse hostile input: JSON nesting
 // depth, and the number (and total name length) of module paths, which shared
-// submodules can make exponential in the document's size.
+// submodules can make exponential in the document's size. The checks that
+// need the whole document (references, root, cycles, path limits) are
+// document_checks.h's, which the builder (builder.h) shares.
 #ifndef SHARDPLAN_CORE_MODEL_PARSE_H_
 #define SHARDPLAN_CORE_MODEL_PARSE_H_
 
-#include <cstdint>
-#include <memory>
-#include <optional>
 #include <string_view>
 
-#include "core/diagnostic.h"
 #include "core/limits.h"
 #include "core/model/document.h"
+#include "core/model/document_checks.h"
 
 namespace shardplan {
-
-struct ParseResult {
-  std::unique_ptr<Document> document;  // set on success
-  std::optional<Diagnostic> error;     // the invalid-document diagnostic
-};
 
 ParseResult ParseDocument(std::string_view json, const Limits& limits);
 

@@ -36,10 +36,11 @@ export ABI_VERSION, ShardPlanError, AbiMismatchError, ErrorCode, Severity, Port,
        result_json,
        PlanMemory, PlanEntry, Communication, plan, memory, plan_entry_count, plan_entry,
        plan_entries, communication_count, communication, communications,
-       declare!, add_entry!, set_placement!, set_out_names!,
-       add_axis!, add_parameter!, add_module!, add_forward_arg!, add_child!,
+       declare!, add_entry!, set_placement!, set_out_names!, set_legacy_field!,
+       add_axis!, add_parameter!, set_parameter_blocks!, add_module!, add_forward_arg!, add_child!,
        add_module_param!, set_module_parallel!, set_family!, set_family_cached!, set_root!,
-       add_provider!, add_native!, declare_plan!, add_plan_entry!, to_json, build_document
+       add_provider!, add_native!, declare_plan!, add_plan_entry!, add_template!,
+       add_template_rule!, add_override!, to_json, build_document
 
 # ---- Library location and ABI version ------------------------------------------------------
 
@@ -90,7 +91,7 @@ end
 """`sp_abi_version()`: the ABI version of the loaded library."""
 abi_version() = ccall((:sp_abi_version, libshardplan[]), UInt32, ())
 
-"""`sp_version_string()`: the library release, e.g. `"0.4.0"`."""
+"""`sp_version_string()`: the library release, e.g. `"0.5.0"`."""
 library_version() = unsafe_string(ccall((:sp_version_string, libshardplan[]), Cstring, ()))
 
 function __init__()
@@ -665,6 +666,21 @@ function set_out_names!(layout::Layout, names::AbstractVector{<:AbstractString})
     return layout
 end
 
+"""
+`set_legacy_field!(layout, field)`: sets legacy compute-injection field `field`
+(`"local_compute_fn"`, `"inner_wrapper"`, `"inner_target"` or `"region_dispatch"`), as a non-null
+value in the JSON would: the layout is then the `legacy-injection` diagnostic wherever it owns a
+module. Since library 0.5.
+"""
+function set_legacy_field!(layout::Layout, field::AbstractString)
+    field = String(field)
+    p = _ptr(layout)
+    err = GC.@preserve layout field ccall((:sp_layout_set_legacy_field, libshardplan[]), Ptr{Cvoid},
+                                          (Ptr{Cvoid}, SpStr), p, _spstr(field))
+    _check_error(err)
+    return layout
+end
+
 # ---- Builder ----------------------------------------------------------------------------------
 
 """
@@ -721,6 +737,22 @@ function add_parameter!(b::Builder, id::AbstractString;
                                              Ptr{Cvoid},
                                              (Ptr{Cvoid}, SpStr, Ptr{Int64}, Csize_t, SpStr),
                                              p, _spstr(id), shape_arg, rank, _spstr(dtype))
+    _check_error(err)
+    return b
+end
+
+"""
+`set_parameter_blocks!(b, id, blocks)`: the blocks of parameter `id` (added before): one positive
+integer per dimension of its known shape, each dividing its dimension. Since library 0.5.
+"""
+function set_parameter_blocks!(b::Builder, id::AbstractString, blocks::AbstractVector{<:Integer})
+    id = String(id)
+    units = Int64[Int64(x) for x in blocks]
+    p = _ptr(b)
+    err = GC.@preserve b id units ccall((:sp_builder_set_parameter_blocks, libshardplan[]),
+                                        Ptr{Cvoid}, (Ptr{Cvoid}, SpStr, Ptr{Int64}, Csize_t),
+                                        p, _spstr(id), isempty(units) ? C_NULL : pointer(units),
+                                        length(units))
     _check_error(err)
     return b
 end
@@ -891,6 +923,56 @@ function add_plan_entry!(b::Builder, fqn::AbstractString, layout::Layout)
     return b
 end
 
+"""
+    add_template!(b, axis; prefix = "") -> Int
+
+Appends a generic template for mesh axis `axis` (added before) under FQN `prefix`; returns its
+1-based index for [`add_template_rule!`](@ref). Since library 0.5.
+"""
+function add_template!(b::Builder, axis::AbstractString; prefix::AbstractString = "")
+    axis = String(axis)
+    prefix = String(prefix)
+    p = _ptr(b)
+    out = Ref{Csize_t}(0)
+    err = GC.@preserve b axis prefix ccall((:sp_builder_add_template, libshardplan[]), Ptr{Cvoid},
+                                           (Ptr{Cvoid}, SpStr, SpStr, Ptr{Csize_t}),
+                                           p, _spstr(axis), _spstr(prefix), out)
+    _check_error(err)
+    return Int(out[]) + 1
+end
+
+"""
+`add_template_rule!(b, template, pattern, style)`: appends rule `pattern` -> `style` (`"colwise"`,
+`"rowwise"`, ...) to template `template` (1-based, as [`add_template!`](@ref) returns it). Since
+library 0.5.
+"""
+function add_template_rule!(b::Builder, template::Integer, pattern::AbstractString,
+                            style::AbstractString)
+    template >= 1 || throw(ArgumentError("template indexes start at 1"))
+    pattern = String(pattern)
+    style = String(style)
+    p = _ptr(b)
+    err = GC.@preserve b pattern style ccall((:sp_builder_add_template_rule, libshardplan[]),
+                                             Ptr{Cvoid}, (Ptr{Cvoid}, Csize_t, SpStr, SpStr),
+                                             p, template - 1, _spstr(pattern), _spstr(style))
+    _check_error(err)
+    return b
+end
+
+"""
+`add_override!(b, fqn, layout)`: the override of the module at `fqn` (its final-plan layout,
+which must declare params). Since library 0.5.
+"""
+function add_override!(b::Builder, fqn::AbstractString, layout::Layout)
+    fqn = String(fqn)
+    p = _ptr(b)
+    lp = _ptr(layout)
+    err = GC.@preserve b fqn layout ccall((:sp_builder_add_override, libshardplan[]), Ptr{Cvoid},
+                                          (Ptr{Cvoid}, SpStr, Ptr{Cvoid}), p, _spstr(fqn), lp)
+    _check_error(err)
+    return b
+end
+
 """`to_json(b)`: the document built so far as pretty-printed `shardplan.v1` JSON (a copy)."""
 function to_json(b::Builder)
     p = _ptr(b)
@@ -904,9 +986,9 @@ end
 """
     build_document(b; max_paths = 0, max_fqn_bytes = 0, max_json_depth = 0) -> Document
 
-Parses the document built so far, as [`parse_document`](@ref) would parse `to_json(b)`; the
-builder stays usable. Dangling references are the `invalid-document` diagnostic, with a JSON
-pointer into `to_json(b)`.
+Builds the document made so far (directly, no JSON): the document [`parse_document`](@ref) gives
+for `to_json(b)`; the builder stays usable. Dangling references are the `invalid-document`
+diagnostic, with a JSON pointer into `to_json(b)`.
 """
 function build_document(b::Builder; max_paths::Integer = 0, max_fqn_bytes::Integer = 0,
                         max_json_depth::Integer = 0)

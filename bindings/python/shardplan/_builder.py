@@ -122,7 +122,7 @@ class Layout(ExclusiveHandle):
     def from_dict(cls, spec: Mapping[str, Any]) -> "Layout":
         """A layout from its JSON form, e.g. ``{"params": {"weight": {"tp": "S(0)"}},
         "in_src": {"x": {}}, "in_dst": {"x": {}}}``. A port (or out_names) that
-        is None is absent; the legacy injection fields may only be None."""
+        is None is absent, and so is a legacy injection field that is None."""
         layout = cls()
         try:
             for key, value in spec.items():
@@ -140,9 +140,7 @@ class Layout(ExclusiveHandle):
                         layout.set_out_names(value)
                 elif key in _LEGACY_FIELDS:
                     if value is not None:
-                        raise ValueError(
-                            f"the builder cannot set the legacy field {key!r} (only null)"
-                        )
+                        layout.set_legacy_field(key)
                 else:
                     raise ValueError(f"a layout has no key {key!r}")
         except BaseException:
@@ -189,6 +187,16 @@ class Layout(ExclusiveHandle):
         array = _capi.make_str_array(encoded)
         with self._use() as pointer:
             call(lib.sp_layout_set_out_names, pointer, array, len(encoded))
+        return self
+
+    def set_legacy_field(self, field: Text) -> "Layout":
+        """Sets legacy compute-injection field ``field`` ("local_compute_fn",
+        "inner_wrapper", "inner_target" or "region_dispatch"), as a non-null
+        value in the JSON would: the layout is then legacy-injection wherever
+        it owns a module. Since library 0.5."""
+        field_b = _capi.encode(field, "field")
+        with self._use() as pointer:
+            call(lib.sp_layout_set_legacy_field, pointer, _capi.make_str(field_b))
         return self
 
 
@@ -267,6 +275,15 @@ class Builder(ExclusiveHandle):
         return self._call(
             lib.sp_builder_add_parameter, _capi.make_str(id_b), dims, rank, _capi.make_str(dtype_b)
         )
+
+    def set_parameter_blocks(self, id: Text, blocks: Sequence[int]) -> "Builder":
+        """Sets the blocks of parameter ``id`` (added before): one positive
+        integer per dim of its known shape, each dividing its dim. Since
+        library 0.5."""
+        id_b = _capi.encode(id, "id")
+        values = [_int64(b, "block") for b in blocks]
+        array = (ctypes.c_int64 * max(1, len(values)))(*values)
+        return self._call(lib.sp_builder_set_parameter_blocks, _capi.make_str(id_b), array, len(values))
 
     def add_module(self, id: Text, type: Optional[Text] = None) -> "Builder":
         """Adds module identity ``id`` of class name ``type`` (optional)."""
@@ -367,6 +384,38 @@ class Builder(ExclusiveHandle):
             call(lib.sp_builder_add_plan_entry, pointer, _capi.make_str(fqn_b), layout_p)
         return self
 
+    def add_template(self, axis: Text, prefix: Text = "") -> int:
+        """Appends a generic template for mesh axis ``axis`` (added before)
+        under FQN ``prefix``; returns its index for add_template_rule. Since
+        library 0.5."""
+        axis_b = _capi.encode(axis, "axis")
+        prefix_b = _capi.encode(prefix, "prefix")
+        out = ctypes.c_size_t()
+        self._call(
+            lib.sp_builder_add_template, _capi.make_str(axis_b), _capi.make_str(prefix_b), ctypes.byref(out)
+        )
+        return out.value
+
+    def add_template_rule(self, template: int, pattern: Text, style: Text) -> "Builder":
+        """Appends rule ``pattern`` -> ``style`` ("colwise", "rowwise", ...) to
+        template ``template``. Since library 0.5."""
+        pattern_b = _capi.encode(pattern, "pattern")
+        style_b = _capi.encode(style, "style")
+        index = operator.index(template)
+        if index < 0:
+            raise ValueError(f"template index {index} is negative")
+        return self._call(
+            lib.sp_builder_add_template_rule, index, _capi.make_str(pattern_b), _capi.make_str(style_b)
+        )
+
+    def add_override(self, fqn: Text, layout: LayoutLike) -> "Builder":
+        """Adds the override of the module at ``fqn`` (a final-plan layout, with
+        params). Since library 0.5."""
+        fqn_b = _capi.encode(fqn, "fqn")
+        with _LayoutArg(layout) as layout_p, self._use() as pointer:
+            call(lib.sp_builder_add_override, pointer, _capi.make_str(fqn_b), layout_p)
+        return self
+
     def to_json(self) -> str:
         """The document built so far as shardplan.v1 JSON (pretty-printed)."""
         out = _capi.sp_str()
@@ -381,8 +430,8 @@ class Builder(ExclusiveHandle):
         max_fqn_bytes: Optional[int] = None,
         max_json_depth: Optional[int] = None,
     ) -> Document:
-        """Parses the document built so far (as parse would parse to_json's
-        text). The builder stays usable."""
+        """Builds the document made so far, directly: the document parse gives
+        for to_json's text. The builder stays usable."""
         options = parse_options(max_paths, max_fqn_bytes, max_json_depth)
         out = _capi.sp_document_p()
         with self._use() as pointer:

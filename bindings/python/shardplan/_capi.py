@@ -179,11 +179,13 @@ SIGNATURES = {
     "sp_layout_add_entry": (_E, [sp_layout_p, sp_port, sp_str]),
     "sp_layout_set_placement": (_E, [sp_layout_p, sp_port, sp_str, sp_str, sp_str]),
     "sp_layout_set_out_names": (_E, [sp_layout_p, POINTER(sp_str), c_size_t]),
+    "sp_layout_set_legacy_field": (_E, [sp_layout_p, sp_str]),
     # Builder
     "sp_builder_create": (_E, [POINTER(sp_builder_p)]),
     "sp_builder_delete": (None, [sp_builder_p]),
     "sp_builder_add_axis": (_E, [sp_builder_p, sp_str, c_int64]),
     "sp_builder_add_parameter": (_E, [sp_builder_p, sp_str, POINTER(c_int64), c_size_t, sp_str]),
+    "sp_builder_set_parameter_blocks": (_E, [sp_builder_p, sp_str, POINTER(c_int64), c_size_t]),
     "sp_builder_add_module": (_E, [sp_builder_p, sp_str, sp_str]),
     "sp_builder_add_forward_arg": (_E, [sp_builder_p, sp_str, sp_str]),
     "sp_builder_add_child": (_E, [sp_builder_p, sp_str, sp_str, sp_str]),
@@ -202,6 +204,9 @@ SIGNATURES = {
     ),
     "sp_builder_declare_plan": (_E, [sp_builder_p]),
     "sp_builder_add_plan_entry": (_E, [sp_builder_p, sp_str, sp_layout_p]),
+    "sp_builder_add_template": (_E, [sp_builder_p, sp_str, sp_str, POINTER(c_size_t)]),
+    "sp_builder_add_template_rule": (_E, [sp_builder_p, c_size_t, sp_str, sp_str]),
+    "sp_builder_add_override": (_E, [sp_builder_p, sp_str, sp_layout_p]),
     "sp_builder_to_json": (_E, [sp_builder_p, POINTER(sp_str)]),
     "sp_builder_build": (_E, [sp_builder_p, POINTER(sp_parse_options), POINTER(sp_document_p)]),
 }

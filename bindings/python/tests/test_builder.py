@@ -115,8 +115,11 @@ def test_layout_from_dict_and_ports():
     assert provider["out_dst"] == {"y": {"tp": "R"}} and provider["out_names"] == ["y"]
     assert provider.get("out_src") is None
     shardplan.Layout.from_dict({"local_compute_fn": None}).close()  # null is absent
-    with pytest.raises(ValueError, match="local_compute_fn"):
-        shardplan.Layout.from_dict({"local_compute_fn": "fn"})
+    with shardplan.Layout.from_dict({"params": {}, "local_compute_fn": "fn"}) as legacy:
+        builder = shardplan.Builder().add_provider("", legacy)
+    assert json.loads(builder.to_json())["providers"]["sharding"][""]["local_compute_fn"] is True
+    with pytest.raises(shardplan.ShardplanError, match="unknown legacy field 'wrapper'"):
+        shardplan.Layout().set_legacy_field("wrapper")
     with pytest.raises(ValueError, match="no key 'inputs'"):
         shardplan.Layout.from_dict({"inputs": {}})
     with pytest.raises(ValueError, match="unknown port"):
@@ -149,6 +152,8 @@ def build_from(doc):
         b.add_axis(axis, size)
     for pid, p in doc["parameters"].items():
         b.add_parameter(pid, p.get("shape"), p.get("dtype"))
+        if "blocks" in p:
+            b.set_parameter_blocks(pid, p["blocks"])
     for mid, m in doc["modules"].items():
         b.add_module(mid, m.get("type"))
     for mid, m in doc["modules"].items():
@@ -176,17 +181,13 @@ def build_from(doc):
         b.declare_plan()
     for fqn, layout in doc.get("plan", {}).get("modules", {}).items():
         b.add_plan_entry(fqn, layout)
+    for template in doc.get("templates", []):
+        index = b.add_template(template["axis"], template.get("prefix", ""))
+        for pattern, style in template["rules"].items():
+            b.add_template_rule(index, pattern, style)
+    for fqn, layout in doc.get("overrides", {}).items():
+        b.add_override(fqn, layout)
     return b
-
-
-def strip_legacy(node):
-    """Drops the legacy injection fields the builder cannot set."""
-    legacy = {"local_compute_fn", "inner_wrapper", "inner_target", "region_dispatch"}
-    if isinstance(node, dict):
-        return {k: strip_legacy(v) for k, v in node.items() if k not in legacy or v is None}
-    if isinstance(node, list):
-        return [strip_legacy(v) for v in node]
-    return node
 
 
 ALL_CASES = sorted(p.stem for p in (CONFORMANCE / "cases").glob("*.json"))
@@ -194,12 +195,23 @@ ALL_CASES = sorted(p.stem for p in (CONFORMANCE / "cases").glob("*.json"))
 
 @pytest.mark.parametrize("name", ALL_CASES)
 def test_rebuilt_conformance_cases_check_alike(name):
-    """Every conformance case replayed through the builder gives the same
-    result bytes (diagnostic pointers included) as its JSON."""
-    doc = strip_legacy(json.loads(case_text(name)))
-    with build_from(doc) as builder, builder.build() as document:
+    """Every conformance case replayed through the builder (legacy fields
+    included) gives the same result bytes (diagnostic pointers included) as
+    its JSON."""
+    text = case_text(name)
+    with build_from(json.loads(text)) as builder, builder.build() as document:
         built = document.check().json
-    assert built == shardplan.check(json.dumps(doc)).json
+    assert built == shardplan.check(text).json
+
+
+@pytest.mark.parametrize("path", ["examples/tiny-plan.json"])
+def test_rebuilt_planner_documents_plan_alike(path):
+    """Templates, overrides and blocks through the builder: the same plan."""
+    text = (REPO_ROOT / path).read_text()
+    with build_from(json.loads(text)) as builder, builder.build() as document:
+        built = document.plan().json
+        assert built == shardplan.parse(builder.to_json()).plan().json
+    assert built == shardplan.parse(text).plan().json
 
 
 @pytest.mark.parametrize("path", ["examples/tiny-llama.json", "examples/tiny-llama-broken.json"])

@@ -240,6 +240,7 @@ extern "C" {
         names: *const sp_str,
         count: usize,
     ) -> *mut sp_error;
+    pub fn sp_layout_set_legacy_field(layout: *mut sp_layout, field: sp_str) -> *mut sp_error;
 
     // Builder
     pub fn sp_builder_create(out_builder: *mut *mut sp_builder) -> *mut sp_error;
@@ -251,6 +252,12 @@ extern "C" {
         shape: *const i64,
         rank: usize,
         dtype: sp_str,
+    ) -> *mut sp_error;
+    pub fn sp_builder_set_parameter_blocks(
+        builder: *mut sp_builder,
+        id: sp_str,
+        blocks: *const i64,
+        rank: usize,
     ) -> *mut sp_error;
     pub fn sp_builder_add_module(
         builder: *mut sp_builder,
@@ -306,6 +313,23 @@ extern "C" {
     ) -> *mut sp_error;
     pub fn sp_builder_declare_plan(builder: *mut sp_builder) -> *mut sp_error;
     pub fn sp_builder_add_plan_entry(
+        builder: *mut sp_builder,
+        fqn: sp_str,
+        layout: *const sp_layout,
+    ) -> *mut sp_error;
+    pub fn sp_builder_add_template(
+        builder: *mut sp_builder,
+        axis: sp_str,
+        prefix: sp_str,
+        out_index: *mut usize,
+    ) -> *mut sp_error;
+    pub fn sp_builder_add_template_rule(
+        builder: *mut sp_builder,
+        template_index: usize,
+        pattern: sp_str,
+        style: sp_str,
+    ) -> *mut sp_error;
+    pub fn sp_builder_add_override(
         builder: *mut sp_builder,
         fqn: sp_str,
         layout: *const sp_layout,

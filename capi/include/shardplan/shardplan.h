@@ -46,7 +46,7 @@ extern "C" {
 
 /* The library release these declarations come from. */
 #define SP_VERSION_MAJOR 0
-#define SP_VERSION_MINOR 4
+#define SP_VERSION_MINOR 5
 #define SP_VERSION_PATCH 0
 
 /* The ABI these declarations describe. It changes only when an existing
@@ -246,9 +246,9 @@ SP_API sp_error *sp_result_communication(const sp_result *result, size_t index,
 /* ---- Building a document ------------------------------------------------- */
 
 /* A layout (module sharding spec) under construction: params, in_src,
- * in_dst, out_src, out_dst (each absent until declared) and out_names.
- * The builder copies a layout when it is passed in, so one layout may be
- * reused and must be freed by its creator. */
+ * in_dst, out_src, out_dst (each absent until declared), out_names and the
+ * legacy compute-injection fields. The builder copies a layout when it is
+ * passed in, so one layout may be reused and must be freed by its creator. */
 typedef struct sp_layout sp_layout;
 
 typedef enum sp_port {
@@ -279,8 +279,17 @@ SP_API sp_error *sp_layout_set_placement(sp_layout *layout, sp_port port, sp_str
                                          sp_str placement);
 
 /* Sets out_names to the `count` names at `names` (NULL allowed when count is
- * 0), replacing any earlier list. */
+ * 0), replacing any earlier list. The names are copied. */
 SP_API sp_error *sp_layout_set_out_names(sp_layout *layout, const sp_str *names, size_t count);
+
+/* Sets legacy compute-injection field `field` ("local_compute_fn",
+ * "inner_wrapper", "inner_target" or "region_dispatch"; another name is
+ * SP_ERROR_INVALID_ARGUMENT), as a non-null value in the JSON would: a
+ * layout that sets one is the legacy-injection diagnostic wherever it owns
+ * a module (docs/format.md). Only which field is set is kept, not a value;
+ * of several, the first in the order above is the one reported. Since
+ * version 0.5. */
+SP_API sp_error *sp_layout_set_legacy_field(sp_layout *layout, sp_str field);
 
 /* A parallel spec: a binding kind ("tp", "mesh", "none", ...) and the mesh
  * axes it communicates on (`axes` may be NULL when num_axes is 0). */
@@ -290,13 +299,24 @@ typedef struct sp_parallel_spec {
   size_t num_axes;
 } sp_parallel_spec;
 
-/* Builds a document programmatically: the result of checking it equals that
- * of the equivalent JSON document, entries in the order they were added.
- * Names that must be unique (axes, ids, child and parameter names of a
- * module, FQNs) are refused when repeated (SP_ERROR_INVALID_ARGUMENT);
- * references (child module ids, parameter ids, the root) are resolved when
- * the document is built, and a dangling one is reported there as the
- * invalid-document diagnostic, with a JSON pointer into sp_builder_to_json. */
+/* Builds a document in code: everything a shardplan.v1 document says (mesh,
+ * parameters with shape, dtype and blocks, modules, the root, providers,
+ * native requests, a final plan, or templates and overrides). The document
+ * is made directly, equal to the parsed equivalent JSON document: checking
+ * or planning it gives the same result, entries in the order they were
+ * added. What a call alone makes invalid is refused at the call
+ * (SP_ERROR_INVALID_ARGUMENT, nothing changes): a name that must be unique
+ * given twice (an axis, an id, a child or parameter name of a module, a
+ * provider, plan or override FQN, a template pattern), a malformed
+ * placement, a size, dimension, dtype, block, name or style the format does
+ * not allow, a plan next to templates or overrides, and a module,
+ * parameter, mesh axis or template that must already have been added.
+ * References (child module ids, parameter ids, the root) are resolved when
+ * the document is built, so modules may be added in any order: a dangling
+ * one, a missing root, a cycle or a tree past the path limits is the
+ * invalid-document diagnostic of the built document, with the message and
+ * JSON pointer parsing the equivalent JSON gives (the pointer names a place
+ * in sp_builder_to_json's text). docs/capi.md lists every case. */
 typedef struct sp_builder sp_builder;
 
 SP_API sp_error *sp_builder_create(sp_builder **out_builder);
@@ -308,31 +328,47 @@ SP_API void sp_builder_delete(sp_builder *builder);
 SP_API sp_error *sp_builder_add_axis(sp_builder *builder, sp_str name, int64_t size);
 
 /* Adds parameter identity `id`. `dtype` may be empty (the default,
- * float32). `shape` lists `rank` dimensions (>= 0); pass shape NULL and rank
- * 0 for an unknown shape, and a non-NULL shape with rank 0 for a scalar. */
+ * float32), else one of the format's dtypes (another is
+ * SP_ERROR_INVALID_ARGUMENT). `shape` lists `rank` dimensions (>= 0), copied;
+ * pass shape NULL and rank 0 for an unknown shape, and a non-NULL shape with
+ * rank 0 for a scalar. */
 SP_API sp_error *sp_builder_add_parameter(sp_builder *builder, sp_str id, const int64_t *shape,
                                           size_t rank, sp_str dtype);
 
-/* Adds module identity `id`; `type` (the class name) may be empty. */
+/* Sets the blocks of parameter `id` (added before): `rank` positive
+ * integers at `blocks` (copied; NULL allowed when rank is 0), one per
+ * dimension of its known shape, each dividing its dimension (planner-v1
+ * section 4: dimension i is made of indivisible units of blocks[i]
+ * elements). Replaces earlier blocks. Since version 0.5. */
+SP_API sp_error *sp_builder_set_parameter_blocks(sp_builder *builder, sp_str id, const int64_t *blocks,
+                                                 size_t rank);
+
+/* Adds module identity `id`; `type` (the class name) may be empty (none). */
 SP_API sp_error *sp_builder_add_module(sp_builder *builder, sp_str id, sp_str type);
 
 /* Appends `name` ("x", "*args", "**kwargs") to the module's forward
  * signature. */
 SP_API sp_error *sp_builder_add_forward_arg(sp_builder *builder, sp_str module, sp_str name);
 
-/* Registers module `child` as child `name` of `module`. */
+/* Registers module `child` as child `name` of `module`. `name` is
+ * non-empty, has no '.', and is not already a child or parameter name of
+ * the module; `child` may be added later. */
 SP_API sp_error *sp_builder_add_child(sp_builder *builder, sp_str module, sp_str name, sp_str child);
 
-/* Registers parameter identity `parameter` as parameter `name` of `module`. */
+/* Registers parameter identity `parameter` as parameter `name` of `module`,
+ * with the rules of sp_builder_add_child for `name`; `parameter` may be
+ * added later. */
 SP_API sp_error *sp_builder_add_module_param(sp_builder *builder, sp_str module, sp_str name,
                                              sp_str parameter);
 
-/* Sets the module's own parallel spec; NULL clears it. */
+/* Sets the module's own parallel spec (copied; its binding_kind must not be
+ * empty); NULL clears it. */
 SP_API sp_error *sp_builder_set_module_parallel(sp_builder *builder, sp_str module,
                                                 const sp_parallel_spec *parallel);
 
 /* Makes the module a family member: `parallel` (0 or 1) and its sharding
- * provider's layout (`sharding` NULL: it provides none). */
+ * provider's layout (`sharding` NULL: it provides none). Called again, it
+ * replaces both and keeps a cached layout. */
 SP_API sp_error *sp_builder_set_family(sp_builder *builder, sp_str module, int parallel,
                                        const sp_layout *sharding);
 
@@ -355,19 +391,48 @@ SP_API sp_error *sp_builder_add_native(sp_builder *builder, const sp_str *globs,
                                        const sp_layout *sharding, const sp_parallel_spec *parallel);
 
 /* Gives the document a final plan, with no entries until some are added
- * (an empty plan is checked too: it covers no parameter). */
+ * (an empty plan is checked too: it covers no parameter). A builder with
+ * templates or overrides refuses a plan (SP_ERROR_INVALID_ARGUMENT). */
 SP_API sp_error *sp_builder_declare_plan(sp_builder *builder);
 
-/* Adds the final-plan layout of the module at `fqn` (declaring the plan). */
+/* Adds the final-plan layout of the module at `fqn` (declaring the plan).
+ * The layout must declare params (SP_PORT_PARAMS), as the format requires of
+ * a plan layout. */
 SP_API sp_error *sp_builder_add_plan_entry(sp_builder *builder, sp_str fqn, const sp_layout *layout);
 
-/* The document built so far as shardplan.v1 JSON (pretty-printed); owned
- * by the builder, valid until the next sp_builder_to_json on it or its
- * deletion. */
+/* Appends a generic template (planner-v1, `shardplan plan`) for mesh axis
+ * `axis`, which must already be added, under FQN `prefix` (empty: the whole
+ * model); `*out_index` is its index (0, 1, ...) for
+ * sp_builder_add_template_rule. A builder with a plan refuses templates.
+ * Since version 0.5. */
+SP_API sp_error *sp_builder_add_template(sp_builder *builder, sp_str axis, sp_str prefix,
+                                         size_t *out_index);
+
+/* Appends rule `pattern` -> `style` to template `template_index`: a
+ * non-empty pattern not already in that template ("layers.*.mlp.up_proj"),
+ * and a style name ("colwise", "rowwise", ...: docs/planning.md). Since
+ * version 0.5. */
+SP_API sp_error *sp_builder_add_template_rule(sp_builder *builder, size_t template_index, sp_str pattern,
+                                              sp_str style);
+
+/* Adds the override of the module at `fqn`: its final-plan layout, which
+ * replaces whatever owners and templates would give it. The layout must
+ * declare params; a builder with a plan refuses overrides. Since version
+ * 0.5. */
+SP_API sp_error *sp_builder_add_override(sp_builder *builder, sp_str fqn, const sp_layout *layout);
+
+/* The document built so far as shardplan.v1 JSON (pretty-printed), printed
+ * from the builder's document: parsing it gives the document
+ * sp_builder_build gives, though what the document does not keep is spelled
+ * canonically (docs/capi.md). Owned by the builder, valid until the next
+ * sp_builder_to_json on it or its deletion. */
 SP_API sp_error *sp_builder_to_json(sp_builder *builder, sp_str *out_json);
 
-/* Parses the document built so far, as sp_document_parse would parse
- * sp_builder_to_json's text. The builder stays usable. */
+/* Builds the document made so far, directly (no JSON text): a new document
+ * equal to what sp_document_parse gives for sp_builder_to_json's text with
+ * the same `options` (NULL: defaults; max_json_depth has nothing to limit).
+ * Free it with sp_document_delete; it shares nothing with the builder,
+ * which stays usable. */
 SP_API sp_error *sp_builder_build(const sp_builder *builder, const sp_parse_options *options,
                                   sp_document **out_document);
 
