@@ -8,22 +8,18 @@
 
 namespace shardplan {
 
-// Verifies and adds, in this order: - model providers (unknown-module,
-// multiple-owners); - families with a sharding, replacing a model provider of
-// the same module (parallel-member-undeclared); - native requests
-// (native-no-match, native-overlaps-family, multiple-owners). Every add
-// normalizes the layout's outputs (unknown-output). A failed add adds nothing,
-// except that an entry whose only fault is its outputs or its undeclared
-// member protocol is kept, so that its claims are still checked. Returns
-// false when an owner the document asks for was not added (unknown module,
-// second owner, unmatched or overlapping native request).
+// Verifies and adds, in this order: - model providers, in document order
+// (unknown-module, multiple-owners); - families with a sharding, by their
+// module's first path, replacing a model provider of the same module
+// (parallel-member-undeclared); - native requests, in document order, each
+// pattern's hits in named_modules order (native-no-match,
+// native-overlaps-family, multiple-owners). Every add normalizes the
+// layout's outputs (unknown-output). A failed add adds nothing, except that
+// an entry whose only fault is its outputs or its undeclared member protocol
+// is kept, so that its claims are still checked. Returns false when an owner
+// the document asks for was not added (unknown module, second owner,
+// unmatched or overlapping native request).
 bool CollectOwners(const ModuleTree& tree, Owners& owners, DiagnosticSink& sink);
-
-// Verifies that no communicating owner (parallel spec with binding_kind other
-// than "none") lies inside another of the same kind, or of kind "mesh"
-// (overlapping-communication), reported per (inner, outer) pair in the
-// reference's loop order. Linear in the owners' depth, not quadratic.
-void CheckNesting(const ModuleTree& tree, const Owners& owners, DiagnosticSink& sink);
 
 }  // namespace shardplan
 

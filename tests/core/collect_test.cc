@@ -1,4 +1,5 @@
 #include "core/ownership/collect.h"
+#include "core/ownership/nesting.h"
 
 #include <algorithm>
 #include <string>
