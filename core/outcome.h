@@ -43,6 +43,9 @@ struct PlanOutput {
 };
 
 struct Outcome {
+  // The worker threads the engine ran with (CheckOptions::threads): the
+  // result is written with as many.
+  int threads = 0;
   std::shared_ptr<const Document> document;
   std::unique_ptr<const ModuleTree> tree;
   std::optional<Owned> owned;         // when ownership passed
