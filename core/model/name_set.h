@@ -49,17 +49,6 @@ class NameSet {
   absl::flat_hash_set<NameId> hashed_;
 };
 
-// Whether two lists of names are the same, compared inline: == on spans
-// and vectors of integers calls memcmp, which costs more than comparing the
-// one or two names (forward names, mesh axes) an owner's checks compare.
-inline bool SameNames(absl::Span<const NameId> a, absl::Span<const NameId> b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i] != b[i]) return false;
-  }
-  return true;
-}
-
 // A set of interned names as one bit per NameId: for the maps of up to
 // millions of FQNs (providers, the plan), whose keys are checked for
 // duplicates one by one. Names are numbered densely, so the bits take an

@@ -25,14 +25,5 @@ TEST(NameSetTest, NameBitsFindsRepeatsAtAnyId) {
   for (NameId n : {1u, 62u, 66u, 126u, 129u, 1000001u}) EXPECT_TRUE(bits.Insert(n)) << n;
 }
 
-TEST(NameSetTest, SameNamesComparesSizeAndEveryItem) {
-  const std::vector<NameId> a = {1, 2, 3};
-  EXPECT_TRUE(SameNames(a, std::vector<NameId>{1, 2, 3}));
-  EXPECT_FALSE(SameNames(a, std::vector<NameId>{1, 2}));
-  EXPECT_FALSE(SameNames(a, std::vector<NameId>{1, 2, 4}));
-  EXPECT_FALSE(SameNames(a, std::vector<NameId>{0, 2, 3}));
-  EXPECT_TRUE(SameNames({}, {}));
-}
-
 }  // namespace
 }  // namespace shardplan
