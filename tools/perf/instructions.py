@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Instructions per call of each check phase, counted by callgrind, for one
-or more core_benchmark binaries side by side.
+or more stages_benchmark binaries side by side.
 
 On a virtual machine whose timings move by tens of percent from run to run,
 an instruction count is the same on every run (to a fraction of a percent:
@@ -14,7 +14,7 @@ inside the phase's engine function (BM_Claims collects its owners outside
 AssignParameters).
 
     python3 tools/perf/instructions.py OLD_BENCH NEW_BENCH
-    python3 tools/perf/instructions.py --model deepseek bazel-bin/bench/core_benchmark
+    python3 tools/perf/instructions.py --model deepseek bazel-bin/core/stages_benchmark
 
 Needs valgrind (Debian's `valgrind`).
 """
@@ -72,7 +72,7 @@ def count(bench, phase, model, out, cpus):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("bench", nargs="+", help="core_benchmark binaries (the first is the base of the ratios)")
+    ap.add_argument("bench", nargs="+", help="stages_benchmark binaries (the first is the base of the ratios)")
     ap.add_argument("--model", default="generic/params:100000",
                     help="the benchmarks' model, as in their names (default: generic/params:100000)")
     ap.add_argument("--phases", default=",".join(PHASES), help="comma-separated (default: all five)")

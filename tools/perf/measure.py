@@ -91,15 +91,15 @@ BENCHMARK_ROUNDS = 3
 # BM_Nesting when the enclosing function is the nesting check).
 PHASES = ["BM_Parse", "BM_BuildTree", "BM_Collect", "BM_Nesting", "BM_OwnerChecks", "BM_Claims", "BM_PlanCheck"]
 PHASE_FILES = {
-    "parse.cc": "BM_Parse",
-    "interner.cc": "BM_Parse",
-    "module_tree.cc": "BM_BuildTree",
-    "collect.cc": "BM_Collect",
-    "glob.cc": "BM_Collect",
-    "owners.cc": "BM_Collect",
-    "layout_checks.cc": "BM_OwnerChecks",
-    "claims.cc": "BM_Claims",
-    "plan_check.cc": "BM_PlanCheck",
+    "model/parse.cc": "BM_Parse",
+    "model/document_checks.cc": "BM_Parse",
+    "model/module_tree.cc": "BM_BuildTree",
+    "ownership/collect.cc": "BM_Collect",
+    "ownership/native_match.cc": "BM_Collect",
+    "ownership/nesting.cc": "BM_Nesting",
+    "ownership/owner_checks.cc": "BM_OwnerChecks",
+    "ownership/claims.cc": "BM_Claims",
+    "planning/plan_check.cc": "BM_PlanCheck",
 }
 # "Claims and checks on an in-memory model": every phase after parsing and building the tree.
 CHECK_PHASES = ["BM_Collect", "BM_Nesting", "BM_OwnerChecks", "BM_Claims", "BM_PlanCheck"]
@@ -412,7 +412,7 @@ def largest_benchmarks(bench):
 
 
 def run_benchmarks(bench, names, min_time, cpu=None, reps=1):
-    """One core_benchmark run, pinned to CPU `cpu` (taskset) unless it is None; with reps > 1 the
+    """One stages_benchmark run, pinned to CPU `cpu` (taskset) unless it is None; with reps > 1 the
     median of the repetitions is kept."""
     filt = "^(" + "|".join(re.escape(n) for n in names) + ")$"
     base = ([shutil.which("taskset"), "-c", str(cpu)] if cpu is not None else []) + [
@@ -452,7 +452,7 @@ def run_benchmarks(bench, names, min_time, cpu=None, reps=1):
             ctx = data.get("context", {})
             return {"benchmarks": out, "context": {k: ctx.get(k) for k in ("num_cpus", "mhz_per_cpu", "load_avg",
                                                                              "library_build_type")}}
-    raise RuntimeError("core_benchmark failed: " + (r.stderr or r.stdout)[-500:])
+    raise RuntimeError("stages_benchmark failed: " + (r.stderr or r.stdout)[-500:])
 
 
 def run_benchmark_groups(bench, names, min_time, reps, wait_s, rounds):
@@ -546,11 +546,12 @@ def wait_steady(bench, round_trip_bin, nproc, limit_s, ratio=STEADY_RATIO, trip_
 
 
 def parallel_call_sites():
-    """Call sites of the parallel helpers in core/*.cc, with the enclosing function and phase."""
+    """Call sites of the parallel helpers in core/**/*.cc, with the enclosing function and phase."""
     sites = []
-    pat = re.compile(r"\b(ParallelFor|ParallelChunks|ParallelGather|ScanThenApply|PerThread|CountNonZero|parallel_for|parallel_invoke|parallel_reduce|task_group)\b")
+    pat = re.compile(r"\b(ParallelFor|ParallelChunks|ParallelGather|ScanThenApply|parallel_for|parallel_invoke|parallel_reduce|task_group)\b")
     fn = re.compile(r"^[A-Za-z][^;{}()]*?\b([A-Za-z_][\w:]*)\s*\(")
-    for path in sorted((REPO / "core").glob("*.cc")):
+    for path in sorted((REPO / "core").glob("**/*.cc")):
+        name = path.relative_to(REPO / "core").as_posix()
         lines = path.read_text(errors="replace").splitlines()
         for i, line in enumerate(lines):
             if not pat.search(line) or line.lstrip().startswith("//"):
@@ -561,11 +562,9 @@ def parallel_call_sites():
                 if m and not lines[j].startswith(("namespace", "using", "struct", "class", "template", "#")):
                     func = m.group(1)
                     break
-            phase = PHASE_FILES.get(path.name)
-            if phase == "BM_Collect" and "Nesting" in func:
-                phase = "BM_Nesting"
-            if not any(s["file"] == f"core/{path.name}" and s["function"] == func for s in sites):
-                sites.append({"file": f"core/{path.name}", "line": i + 1, "function": func, "phase": phase})
+            phase = PHASE_FILES.get(name)
+            if not any(s["file"] == f"core/{name}" and s["function"] == func for s in sites):
+                sites.append({"file": f"core/{name}", "line": i + 1, "function": func, "phase": phase})
     return sites
 
 
@@ -865,7 +864,7 @@ def derive(docs, bench):
                e.get("checks_ns_per_param_path_t1"), TARGETS["checks_ns_per_param_path"], "ns/parameter path")
     if not models:
         target("checks_ns_per_param_path", "claims and checks, 1 thread, in-memory model", None,
-               TARGETS["checks_ns_per_param_path"], "ns/parameter path", note="core_benchmark unavailable")
+               TARGETS["checks_ns_per_param_path"], "ns/parameter path", note="stages_benchmark unavailable")
     ds = by_id.get("deepseek")
     if ds:
         best = min(t(ds, 1), t(ds, 2))
@@ -889,7 +888,7 @@ def derive(docs, bench):
                better="higher")
     if not models:
         target("parallel_speedup", "parallel phases, 1 -> 2 threads", None, TARGETS["parallel_speedup"], "x",
-               better="higher", note="core_benchmark unavailable")
+               better="higher", note="stages_benchmark unavailable")
     out["targets"] = targets
     return out
 
@@ -904,7 +903,7 @@ def main():
     ap.add_argument("--runs", type=int, default=3, help="runs per document and thread count (median is reported)")
     ap.add_argument("--cli", help="shardplan binary (default: bazel build -c opt //cli:shardplan)")
     ap.add_argument("--gen", help="gen_model binary (default: bazel build -c opt //bench:gen_model)")
-    ap.add_argument("--bench", help="core_benchmark binary (default: bazel build -c opt //core:stages_benchmark)")
+    ap.add_argument("--bench", help="stages_benchmark binary (default: bazel build -c opt //core:stages_benchmark)")
     ap.add_argument("--no-build", action="store_true", help="do not run bazel; use the binaries already built")
     ap.add_argument("--no-bench", action="store_true", help="skip the Google Benchmark suite")
     ap.add_argument("--no-profile", action="store_true", help="skip callgrind, perf and massif")
@@ -961,7 +960,7 @@ def main():
 
         bench = None
         if "bench" in paths:
-            log("core_benchmark: listing, then per model 1 CPU (taskset -c 0) and 2 CPUs")
+            log("stages_benchmark: listing, then per model 1 CPU (taskset -c 0) and 2 CPUs")
             try:
                 names = largest_benchmarks(paths["bench"])
                 if args.wait_steady > 0:
@@ -987,7 +986,7 @@ def main():
                          "parallel_call_sites": sites, "summary": summarize_bench(one, two, sites)}
             except RuntimeError as e:
                 notes["bench"] = str(e)
-                log("core_benchmark:", e)
+                log("stages_benchmark:", e)
 
         profiles = {}
         if not args.no_profile:

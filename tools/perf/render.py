@@ -353,7 +353,7 @@ def render(results, profile_path, out_path):
           "(the CLI documents of section 3 have no plan unless marked). *ns/param path* is the 1-thread time "
           "divided by the model's parameter paths. *1 thread* is the benchmark pinned to one CPU "
           "(`taskset -c 0`), *2 threads* unpinned. Phases marked *parallel* are the checks with a parallel call "
-          "(`ParallelFor`, `ParallelChunks`, `ParallelGather`, `ScanThenApply`, `PerThread`, `CountNonZero`) in their source (detected in `core/*.cc` at measurement time): the issue's parallel phases. Parsing, "
+          "(`ParallelFor`, `ParallelChunks`, `ParallelGather`, `ScanThenApply`) in their source (detected in `core/**/*.cc` at measurement time): the issue's parallel phases. Parsing, "
           "a two-stage pipeline with one parallel pass (references), is not one of them; its speedup is in the "
           "table all the same.")
         w("")

@@ -1,7 +1,7 @@
 """instructions.py counts the whole of a phase's call, its lambdas included.
 
-Needs valgrind and a core_benchmark build, named by SHARDPLAN_BENCH
-(tools/test.sh builds //bench:core_benchmark and sets it).
+Needs valgrind and a stages_benchmark build, named by SHARDPLAN_BENCH
+(tools/test.sh builds //core:stages_benchmark and sets it).
 """
 
 import os
