@@ -2,6 +2,10 @@
 #ifndef SHARDPLAN_CORE_OWNERSHIP_COLLECT_H_
 #define SHARDPLAN_CORE_OWNERSHIP_COLLECT_H_
 
+#include <cstdint>
+#include <vector>
+
+#include "absl/types/span.h"
 #include "core/diagnostics/sink.h"
 #include "core/model/module_tree.h"
 #include "core/ownership/owners.h"
@@ -18,6 +22,16 @@ namespace shardplan {
 // false when an owner the document asks for was not added (unknown module,
 // second owner, unmatched or overlapping native request).
 bool CollectOwners(const ModuleTree& tree, Owners& owners, DiagnosticSink& sink);
+
+// Per owner of `owners` (entries CollectOwners added from `tree`'s
+// document): for a native request's owner, the index in the request's
+// `match` of the pattern that added it; kNotNative for any other owner.
+// That pattern is the first of the request's that matches the owner's FQN:
+// CollectOwners adds a module at the request's first hit of it, patterns in
+// order and each pattern's hits in path order, so no earlier pattern hits
+// the path it adds the module at. Matches only the native owners' FQNs.
+inline constexpr uint32_t kNotNative = UINT32_MAX;
+std::vector<uint32_t> NativePatterns(const ModuleTree& tree, absl::Span<const Owner> owners);
 
 // Verifies that no communicating owner (parallel spec with binding_kind other
 // than "none") lies inside another of the same kind, or of kind "mesh"
