@@ -26,9 +26,9 @@ struct Owned {
   // Per parameter id: whether an owner claims it.
   std::vector<bool> owned;
   std::vector<ParamId> expected;  // ascending
-  // Per owned parameter id: the slot of its canonical full name (the first
-  // claimant's, Claims::canonical); unset for the others.
-  std::unique_ptr<ModuleTree::ParamPath[]> canonical;
+  // Per parameter id: the slot of its canonical full name (the first
+  // claimant's, Claims::canonical), set where owned[p] is.
+  std::vector<ModuleTree::ParamPath> canonical;
   // [canonical, alias] pairs, in named_parameters(root) order.
   std::vector<std::pair<std::string, std::string>> aliases;
 };

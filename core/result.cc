@@ -8,7 +8,7 @@
 #include "absl/types/span.h"
 #include "core/exec/parallel.h"
 #include "core/outcome.h"
-#include "core/ownership/collect.h"
+#include "core/ownership/native_match.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 

@@ -1,4 +1,6 @@
-// Parameter claims (_assign_parameters, spec section 4 step 6).
+// Parameter claims (_assign_parameters, spec section 4 step 6): what every
+// owner's declared params claim, in entry order, and the owned names and
+// aliases that follow. The rule for one owner is parameter_claim.h's.
 #ifndef SHARDPLAN_CORE_OWNERSHIP_CLAIMS_H_
 #define SHARDPLAN_CORE_OWNERSHIP_CLAIMS_H_
 
@@ -44,43 +46,36 @@ struct Declarations {
 };
 
 struct Claims {
-  // Per parameter id: its owning placement (null: not owned), and where
-  // its canonical (first claimant's) full name comes from.
+  // Per parameter id: its owning placement (null: not owned), and the slot
+  // of its first claimant, whose full name is the canonical one (set where
+  // placement is).
   std::vector<const NamedPlacements*> placement;  // in the document
-  // The first claimant's slot; set (and read) only where placement[p] is:
-  // left uninitialized, not zeroed, as a million entries cost a pass.
-  std::unique_ptr<ModuleTree::ParamPath[]> canonical;
-  // Per parameter id: 1 where some owner expects it (declared or not under
-  // a nested owner), else 0. Bytes, not bits: owners scanned on different
-  // threads mark them at once.
-  std::vector<uint8_t> expected;
+  std::vector<ModuleTree::ParamPath> canonical;
+  // Per parameter id: whether some owner expects it (declared or not,
+  // under no nested owner).
+  std::vector<bool> expected;
   size_t expected_count = 0;  // how many are expected
   // [canonical, alias] pairs, in named_parameters(root) order.
   std::vector<std::pair<std::string, std::string>> aliases;
-  // What claims made of each owner's params. The plan check reuses the
-  // parameters for a plan entry that declares the same params at the same
-  // path.
+  // What claims made of each owner's params.
   Declarations declared;
 
   bool owned(ParamId p) const { return placement[p] != nullptr; }
   // The canonical full name of an owned parameter.
-  std::string CanonicalName(const ModuleTree& tree, ParamId p) const;
+  std::string CanonicalName(const ModuleTree& tree, ParamId p) const { return tree.FullName(canonical[p]); }
 };
 
-// Verifies, over owners in entry order: - every declared parameter exists
-// (unknown-parameter); - is not under a nested owner (nested-duplicate); - a
-// parameter claimed twice has one placement (shared-conflict; an equal
-// placement drops the later declaration, the first claimant stays canonical);
-// - every expected parameter is declared (omitted-parameters). Records what it
-// made of each declared parameter (Claims::declared, Owner::declared).
-// Owners whose params are missing (ports-missing) claim nothing.
-// `check_omissions` is false when collection did not add an owner the
-// document asks for: which parameters a parent must declare depends on its
-// nested owners, so omissions would be cascades.
+// ClaimOwnerParams (parameter_claim.h) for every owner in entry order, and
+// records in each owner where its declarations lie (Owner::declared);
+// owners whose params are missing (ports-missing) claim nothing. Then the
+// aliases: every slot of an owned parameter other than its canonical one,
+// in named_parameters(root) order. `check_omissions` is false when
+// collection did not add an owner the document asks for: which parameters
+// a parent must declare depends on its nested owners, so omissions would be
+// cascades.
 //
-// Linear in the number of parameter paths. Name resolution, expected sets
-// and omissions are per owner and run in parallel; only the claims on the
-// shared owner map run in entry order.
+// The part of each owner's rule that needs no other owner
+// (ScanOwnerParams) runs in parallel, ahead of the claims in entry order.
 Claims AssignParameters(const ModuleTree& tree, Owners& owners, bool check_omissions, DiagnosticSink& sink);
 
 }  // namespace shardplan

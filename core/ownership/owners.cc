@@ -36,11 +36,6 @@ OwnerKind KindOf(const Owner& owner, const ModuleTree& tree) {
   return OwnerKind::kModel;
 }
 
-Owners::Owners(size_t module_count) : index_(module_count, kNone) {
-  ReserveAdvised(entries_, module_count);
-  removed_.reserve(module_count);
-}
-
 void Owners::Remove(ModuleId m) {
   if (index_[m] == kNone) return;
   removed_[index_[m]] = true;

@@ -1,4 +1,6 @@
 #include "core/ownership/collect.h"
+#include "core/ownership/native_match.h"
+#include "core/ownership/nesting.h"
 
 #include <algorithm>
 #include <string>

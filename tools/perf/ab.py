@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Wall time of core_benchmark builds side by side: interleaved runs, the
-best and the median of each benchmark per build.
+"""Wall time of builds side by side: interleaved runs, the best and the
+median per build, of each stages_benchmark benchmark, or (with --docs) of
+the CLI end to end on documents, with its peak memory.
 
 On a noisy virtual machine one run of a benchmark can take a third longer
 than the next, for the same binary. Noise only adds time, so the best of
@@ -12,15 +13,23 @@ memory stalls and mispredicted branches.
 
     python3 tools/perf/ab.py OLD_BENCH NEW_BENCH
     python3 tools/perf/ab.py --all-cpus --rounds 12 --filter '(Collect|Claims|PlanCheck)/deepseek/' OLD NEW
+    python3 tools/perf/ab.py --docs ds.json g1m.json --args 'check --format json' OLD_CLI NEW_CLI
 
-Each run is one process, pinned to CPU 0 (one thread), or on every CPU with
---all-cpus, run and read as measure.py runs its benchmarks.
+Each benchmark run is one process, pinned to CPU 0 (one thread), or on
+every CPU with --all-cpus, run and read as measure.py runs its benchmarks.
+Each CLI run is one process with the CLI's own thread default (all cores)
+unless --args says otherwise; its output goes to /dev/null, and its peak
+RSS is /usr/bin/time's.
 """
 
 import argparse
 import os
+import shlex
 import statistics
+import subprocess
 import sys
+import tempfile
+import time
 
 import measure
 
@@ -46,9 +55,52 @@ def run(bench, names, all_cpus, min_time):
     return times
 
 
+def run_cli(cli, args, doc, tfile):
+    """(seconds of wall time, peak RSS in KiB) of one CLI run on `doc`."""
+    cmd = ["/usr/bin/time", "-f", "%M", "-o", tfile, cli, *args, doc]
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - t0
+    if r.returncode not in (0, 1):  # 1: the document has errors, which a comparison may want
+        raise RuntimeError(f"{cli} {' '.join(args)} {doc}: exit {r.returncode}: {r.stderr[-300:]}")
+    return wall, int(open(tfile).read().strip().splitlines()[-1])
+
+
+def compare_cli(args):
+    """Interleaved CLI runs of every binary on every document: best and median wall time, median peak RSS."""
+    cli_args = shlex.split(args.args)
+    clis = [os.path.abspath(c) for c in args.bench]
+    walls = {(c, d): [] for c in range(len(clis)) for d in args.docs}
+    rss = {(c, d): [] for c in range(len(clis)) for d in args.docs}
+    with tempfile.NamedTemporaryFile() as tfile:
+        for r in range(args.rounds):
+            order = range(len(clis)) if r % 2 == 0 else reversed(range(len(clis)))
+            for c in order:
+                for d in args.docs:
+                    w, m = run_cli(clis[c], cli_args, d, tfile.name)
+                    walls[(c, d)].append(w)
+                    rss[(c, d)].append(m)
+    labels = [f"[{i}]" for i in range(len(clis))]
+    for label, c in zip(labels, args.bench):
+        print(f"{label} {c}")
+    print(f"\nshardplan {args.args} DOC, {args.rounds} interleaved runs each, {os.cpu_count()} CPU(s):"
+          f" seconds best (median), peak RSS MiB (median)")
+    width = max(len(os.path.basename(d)) for d in args.docs)
+    for d in args.docs:
+        best = [min(walls[(c, d)]) for c in range(len(clis))]
+        med = [statistics.median(walls[(c, d)]) for c in range(len(clis))]
+        mem = [statistics.median(rss[(c, d)]) / 1024 for c in range(len(clis))]
+        line = f"{os.path.basename(d):{width}s}" + "".join(
+            f"  {b:7.3f} ({m:7.3f}) {x:7.0f}" for b, m, x in zip(best, med, mem))
+        line += "".join(f"  {b / best[0]:5.3f} ({m / med[0]:5.3f})" for b, m in zip(best[1:], med[1:]))
+        print(line)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("bench", nargs="+", help="core_benchmark binaries; the first is the baseline")
+    ap.add_argument("bench", nargs="+", help="stages_benchmark binaries, or CLIs with --docs; the first is the baseline")
+    ap.add_argument("--docs", nargs="+", help="time the CLIs end to end on these documents")
+    ap.add_argument("--args", default="check", help="the CLI's arguments before the document, with --docs (default: %(default)s)")
     ap.add_argument("--filter", default=DEFAULT_FILTER, help="--benchmark_filter (default: %(default)s)")
     ap.add_argument("--rounds", type=int, default=8, help="runs of each binary (default: %(default)s)")
     ap.add_argument("--all-cpus", action="store_true", help="run on every CPU (default: pinned to CPU 0)")
@@ -59,6 +111,12 @@ def main():
     for b in args.bench:
         if not (os.path.isfile(b) and os.access(b, os.X_OK)):
             ap.error(f"not an executable file: {b}")
+    if args.docs:
+        try:
+            compare_cli(args)
+        except (RuntimeError, OSError) as e:
+            sys.exit(f"ab.py: {e}")
+        return
     binaries = [os.path.abspath(b) for b in args.bench]  # "cb" would be looked up on PATH
 
     times = [{} for _ in args.bench]  # per binary: name -> [ms per round]

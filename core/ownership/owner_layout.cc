@@ -1,4 +1,4 @@
-#include "core/ownership/layout_checks.h"
+#include "core/ownership/owner_layout.h"
 
 #include <algorithm>
 #include <array>
@@ -7,10 +7,10 @@
 #include "absl/strings/str_cat.h"
 #include "core/diagnostics/sink.h"
 #include "core/model/name_set.h"
-#include "core/exec/parallel.h"
 #include "core/text/json_pointer.h"
 
 namespace shardplan {
+
 void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, DiagnosticSink& sink) {
   const Document& doc = tree.doc();
   const std::string_view fqn = tree.fqn(path);
@@ -30,19 +30,10 @@ void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, Diagn
     if (!same) sink.Report(Code::kPortsMismatch, {.fqn = fqn, .pointer = absl::StrCat(origin(), "/in_dst")});
   }
   if (layout.in_src() && !tree.var_keyword(path)) {
-    // A module's few forward names are scanned where they are, as a
-    // NameSet would scan its copy of them; a set is built for many.
-    const absl::Span<const NameId> names = tree.forward(path);
-    const bool many = names.size() > NameSet::kSmall;
-    const NameSet forward = many ? NameSet(names, [](NameId n) { return n; }) : NameSet();
-    auto is_forward = [&](NameId n) {
-      return many ? forward.Contains(n) : std::find(names.begin(), names.end(), n) != names.end();
-    };
+    const NameSet forward(tree.forward(path), [](NameId n) { return n; });
     std::vector<std::string_view> unknown;
     for (const PlacementEntry& e : *layout.in_src()) {
-      if (!is_forward(e.name)) {
-        unknown.push_back(doc.Name(e.name));
-      }
+      if (!forward.Contains(e.name)) unknown.push_back(doc.Name(e.name));
     }
     if (!unknown.empty()) {
       std::sort(unknown.begin(), unknown.end());
@@ -105,78 +96,6 @@ void CheckParallelAxes(const ModuleTree& tree, PathId path, const ParallelSpec& 
                 {.fqn = tree.fqn(path), .pointer = absl::StrCat(doc.PointerOf(parallel.origin), "/axes/", i)},
                 doc.Name(axis));
   }
-}
-
-const CleanLayouts::Facts& CleanLayouts::Of(const PlacementMap& map) {
-  for (const Facts& facts : facts_) {
-    if (facts.map == &map) return facts;
-  }
-  Facts& facts = facts_[next_++ % std::size(facts_)];
-  facts = {&map, true, false};
-  for (const PlacementEntry& e : map) {
-    for (const AxisPlacement& a : e.placements) {
-      facts.mesh_axes_only = facts.mesh_axes_only && doc_.IsMeshAxis(a.axis);
-      facts.partial = facts.partial || a.placement.is_partial();
-    }
-  }
-  return facts;
-}
-
-bool CleanLayouts::CheckedPlacements(const std::array<const PlacementMap*, 5>& maps) {
-  if (maps[0] != nullptr && (!Of(*maps[0]).mesh_axes_only || Of(*maps[0]).partial)) return false;
-  for (size_t i = 1; i < maps.size(); ++i) {
-    if (maps[i] != nullptr && !Of(*maps[i]).mesh_axes_only) return false;
-  }
-  clean_maps_ = maps;
-  return true;
-}
-
-bool CleanLayouts::CheckedPorts(const ModuleTree& tree, PathId path, const Layout& layout) {
-  DiagnosticSink found;
-  CheckPorts(tree, path, layout, found);
-  if (found.has_errors()) return false;
-  if (Plain(layout)) {
-    const bool var_keyword = tree.var_keyword(path);
-    const absl::Span<const NameId> forward = var_keyword ? absl::Span<const NameId>() : tree.forward(path);
-    clean_ports_ = {layout.in_src().get(), layout.in_dst().get(), var_keyword, {forward.begin(), forward.end()}};
-  }
-  return true;
-}
-
-bool CleanLayouts::CheckedParallelAxes(const ParallelSpec& parallel) {
-  if (!(clean_axes_ && SameNames(*clean_axes_, parallel.axes))) {
-    if (!doc_.OnMeshAxes(parallel)) return false;
-    clean_axes_ = parallel.axes;
-  }
-  clean_spec_ = &parallel;
-  return true;
-}
-
-void CheckOwners(const ModuleTree& tree, const Owners& owners, DiagnosticSink& sink) {
-  const absl::Span<const Owner> entries = owners.InOrder();
-  // Chunks of owners in parallel, each with its diagnostics in owner order,
-  // appended in chunk order. Nearly every owner is clean: nothing to pass on
-  // owner by owner, and nothing left to do on one thread.
-  constexpr size_t kChunk = 1024;
-  std::vector<DiagnosticSink> found(ChunkCount(entries.size(), kChunk));
-  ParallelChunks(0, entries.size(), kChunk, [&](size_t c, size_t first, size_t stop) {
-    CleanLayouts screen(tree.doc());
-    DiagnosticSink& own = found[c];
-    for (size_t e = first; e < stop; ++e) {
-      const Owner& owner = entries[e];
-      // Derived out_names are unique, so the written ones are all there
-      // is to check for duplicate-output-name.
-      if (!screen.Ports(tree, owner.path, *owner.layout)) CheckPorts(tree, owner.path, *owner.layout, own);
-      if (!screen.Placements(*owner.layout)) CheckPlacements(tree, owner.path, *owner.layout, own);
-      if (owner.parallel && !tree.cached_family(owner.path)) {
-        // A model provider's spec is its module's: the tree knows it.
-        const bool on_mesh = owner.parallel == tree.parallel(owner.path) ? tree.parallel_on_mesh(owner.path)
-                                                                         : screen.ParallelAxes(*owner.parallel);
-        if (!on_mesh) CheckParallelAxes(tree, owner.path, *owner.parallel, own);
-      }
-    }
-  });
-  for (DiagnosticSink& f : found) sink.Append(std::move(f));
 }
 
 }  // namespace shardplan

@@ -1,0 +1,118 @@
+#include "core/ownership/parameter_claim.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "core/text/json_pointer.h"
+
+namespace shardplan {
+namespace {
+
+// Whether an owner's entry lies at `path` or at one of its ancestors below
+// `root`: a slot there belongs to a nested owner.
+bool Nested(const ModuleTree& tree, const Owners& owners, PathId root, PathId path) {
+  for (PathId a = path; a != root; a = tree.parent(a)) {
+    if (owners.FindAt(tree, a) != nullptr) return true;
+  }
+  return false;
+}
+
+void ReportParameter(const ModuleTree& tree, const Owner& owner, const PlacementEntry& entry, Code code,
+                     DiagnosticSink& sink) {
+  const Document& doc = tree.doc();
+  const std::string_view fqn = tree.fqn(owner.path), local = doc.Name(entry.name);
+  const std::string full = FullName(fqn, local);
+  sink.Report(code,
+              {.fqn = fqn,
+               .parameter = full,
+               .pointer = absl::StrCat(doc.PointerOf(owner.layout->origin), "/params/", JsonPointerToken(local))},
+              full);
+}
+
+}  // namespace
+
+void ScanOwnerParams(const ModuleTree& tree, ModuleTree::Resolver& resolver, const Owners& owners, const Owner& owner,
+                     bool check_omissions, OwnerParams& scan) {
+  if (!owner.layout->params()) return;
+  scan.params = &*owner.layout->params();
+  const PathId root = owner.path;
+  // Expected: the slots of the subtree, but for those of nested owners'
+  // subtrees.
+  for (PathId q = root; q < tree.end(root);) {
+    if (q != root && owners.FindAt(tree, q) != nullptr) {
+      q = tree.end(q);
+      continue;
+    }
+    for (const auto& [name, p] : tree.params(q)) scan.expected.push_back(p);
+    ++q;
+  }
+  std::sort(scan.expected.begin(), scan.expected.end());
+  scan.expected.erase(std::unique(scan.expected.begin(), scan.expected.end()), scan.expected.end());
+
+  absl::InlinedVector<ParamId, 4> declared;  // every parameter a param names, nested ones too
+  for (const PlacementEntry& entry : *scan.params) {
+    ModuleTree::ParamRef ref = resolver.ResolveParameter(root, entry.name);
+    if (ref.module_path != kNoPath) {
+      declared.push_back(ref.param);
+      if (Nested(tree, owners, root, ref.module_path)) ref.module_path = OwnerParams::kNested;
+    }
+    scan.resolved.push_back(ref);
+  }
+  if (!check_omissions) return;
+  std::sort(declared.begin(), declared.end());
+  auto missing = [&](ParamId p) {
+    return std::binary_search(scan.expected.begin(), scan.expected.end(), p) &&
+           !std::binary_search(declared.begin(), declared.end(), p);
+  };
+  if (std::none_of(scan.expected.begin(), scan.expected.end(), missing)) return;
+  // Every slot of a missing parameter is named, nested owners' too (a tied
+  // parameter has several).
+  scan.omitted = std::make_unique<std::vector<std::string>>();
+  for (PathId q = root; q < tree.end(root); ++q) {
+    for (const auto& [name, p] : tree.params(q)) {
+      if (missing(p)) scan.omitted->push_back(FullName(tree.RelativeName(root, q), tree.doc().Name(name)));
+    }
+  }
+}
+
+void ClaimOwnerParams(const ModuleTree& tree, Owner& owner, const OwnerParams& scan, Claims& claims,
+                      DiagnosticSink& sink) {
+  if (scan.params == nullptr) return;
+  for (ParamId p : scan.expected) {
+    if (!claims.expected[p]) {
+      claims.expected[p] = true;
+      ++claims.expected_count;
+    }
+  }
+  using Outcome = Declarations::Outcome;
+  owner.declared = static_cast<uint32_t>(claims.declared.params.size());
+  for (size_t i = 0; i < scan.params->size(); ++i) {
+    const PlacementEntry& entry = (*scan.params)[i];
+    const ModuleTree::ParamRef& ref = scan.resolved[i];
+    Outcome outcome = Outcome::kRequired;
+    if (ref.module_path == kNoPath) {
+      ReportParameter(tree, owner, entry, Code::kUnknownParameter, sink);
+      outcome = Outcome::kRejected;
+    } else if (ref.module_path == OwnerParams::kNested) {
+      ReportParameter(tree, owner, entry, Code::kNestedDuplicate, sink);
+      outcome = Outcome::kRejected;
+    } else if (!claims.owned(ref.param)) {
+      claims.placement[ref.param] = &entry.placements;
+      claims.canonical[ref.param] = {ref.module_path, ref.name};
+    } else if (!SamePlacements(*claims.placement[ref.param], entry.placements)) {
+      ReportParameter(tree, owner, entry, Code::kSharedConflict, sink);
+    } else {
+      outcome = Outcome::kDropped;
+    }
+    claims.declared.params.push_back(ref.module_path == kNoPath ? kNoParam : ref.param);
+    claims.declared.outcomes.push_back(outcome);
+  }
+  if (scan.omitted) {
+    const std::string_view fqn = tree.fqn(owner.path);
+    sink.Report(Code::kOmittedParameters,
+                {.fqn = fqn, .pointer = absl::StrCat(tree.doc().PointerOf(owner.layout->origin), "/params")}, fqn,
+                std::vector<std::string_view>(scan.omitted->begin(), scan.omitted->end()));
+  }
+}
+
+}  // namespace shardplan
