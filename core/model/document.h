@@ -309,18 +309,6 @@ struct FqnLayout {
 };
 static_assert(sizeof(Layout) <= 24 && sizeof(FqnLayout) <= 32, "a million layouts are streamed by every check");
 
-// Asks for entries[i], if there is one, to be brought into the cache: a
-// million entries read one after another, with the lookups each leads to,
-// outrun the hardware's own fetching ahead (a hint: no effect on results).
-// Inlined always: GCC finds a call that only prefetches free of effects
-// and drops it.
-[[gnu::always_inline]] inline void Prefetch(const std::vector<FqnLayout>& entries, size_t i) {
-  if (i < entries.size()) {
-    __builtin_prefetch(&entries[i]);
-    __builtin_prefetch(reinterpret_cast<const char*>(&entries[i]) + 64);
-  }
-}
-
 // One rule of a template: pattern -> style (planner-v1 section 1).
 struct TemplateRule {
   std::string pattern;

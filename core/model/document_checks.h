@@ -59,7 +59,7 @@ class IdIndex {
     if (name >= by_name_.size()) {
       const size_t size = std::max<size_t>(name + 1, by_name_.size() + by_name_.size() / 2);
       if (size > by_name_.capacity()) {
-        ReserveAdvised(by_name_, size);
+        by_name_.reserve(size);
       }
       by_name_.resize(size, kNone);
     }

@@ -8,9 +8,7 @@
 namespace shardplan {
 namespace {
 
-// The names' bytes go into blocks that double from 64 KiB to 8 MiB, advised
-// for huge pages like the tables (AdviseHugePages: only the whole 2 MiB
-// pages inside a block, which a block of 8 MiB has at least three of).
+// The names' bytes go into blocks that double from 64 KiB to 8 MiB.
 constexpr size_t kFirstBlock = 64 * 1024;
 constexpr size_t kLastBlock = 8 * 1024 * 1024;
 constexpr size_t kMinSlots = 16;
@@ -66,7 +64,7 @@ Interner::Slot& Interner::Probe(std::string_view text, uint32_t hash) const {
 
 void Interner::Rehash(size_t capacity) {
   std::vector<Slot> old = std::move(slots_);
-  ReserveAdvised(slots_, capacity);
+  slots_.reserve(capacity);
   slots_.assign(capacity, Slot{0, kNoName});
   for (const Slot& s : old) {
     if (s.id == kNoName) continue;
@@ -77,7 +75,7 @@ void Interner::Rehash(size_t capacity) {
 }
 
 void Interner::Reserve(size_t count) {
-  ReserveAdvised(views_, count);
+  views_.reserve(count);
   const size_t capacity = std::max(kMinSlots, 2 * count);
   if (capacity > slots_.size()) Rehash(capacity);
 }
@@ -87,7 +85,6 @@ std::string_view Interner::Store(std::string_view text) {
     block_size_ = block_size_ == 0 ? kFirstBlock : std::min(kLastBlock, 2 * block_size_);
     const size_t size = std::max(block_size_, text.size());
     std::unique_ptr<char[]> block(new char[size]);  // uninitialized: written before read
-    AdviseHugePages(block.get(), size);
     block_next_ = block.get();
     blocks_.push_back(std::move(block));
     block_left_ = size;

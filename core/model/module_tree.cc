@@ -1,12 +1,10 @@
 #include "core/model/module_tree.h"
 
 #include <algorithm>
-#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
 #include "core/text/glob.h"
-#include "core/exec/parallel.h"
 
 namespace shardplan {
 namespace {
@@ -19,26 +17,15 @@ constexpr int kSiblingsCompared = 8;
 // skips a few paths names one of them.
 constexpr PathId kPathsCompared = 4;
 
-// The length of the longest common prefix of a and b, eight bytes at a time.
+// The length of the longest common prefix of a and b.
 size_t CommonPrefix(std::string_view a, std::string_view b) {
   const size_t n = std::min(a.size(), b.size());
-  size_t i = 0;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  for (; i + 8 <= n; i += 8) {
-    uint64_t x, y;
-    std::memcpy(&x, a.data() + i, 8);
-    std::memcpy(&y, b.data() + i, 8);
-    if (x != y) return i + static_cast<size_t>(__builtin_ctzll(x ^ y)) / 8;  // the first differing byte
-  }
-#endif
-  while (i < n && a[i] == b[i]) ++i;
-  return i;
+  return static_cast<size_t>(std::mismatch(a.begin(), a.begin() + n, b.begin()).first - a.begin());
 }
 
 }  // namespace
 
 ModuleTree::ModuleTree(const Document& doc) : doc_(doc) {
-  ReserveTouched(first_path_, doc.modules.size());
   first_path_.assign(doc.modules.size(), kNoPath);
   // Only modules with many children or parameters (a ModuleList of
   // layers or experts) are indexed; the others are scanned (IndexOf).
@@ -53,13 +40,13 @@ ModuleTree::ModuleTree(const Document& doc) : doc_(doc) {
   child_index_.reserve(indexed_children);
   param_index_.reserve(indexed_params);
   for (std::vector<uint32_t>* begin : {&child_name_begin_, &slot_begin_, &forward_begin_}) {
-    ReserveTouched(*begin, doc.modules.size() + 1);
+    begin->reserve(doc.modules.size() + 1);
   }
-  ReserveTouched(child_names_, children);
-  ReserveTouched(slots_, slots);
-  ReserveTouched(forward_, forward);
+  child_names_.reserve(children);
+  slots_.reserve(slots);
+  forward_.reserve(forward);
   var_keyword_.resize(doc.modules.size());
-  ReserveTouched(binding_kind_, doc.modules.size());
+  binding_kind_.reserve(doc.modules.size());
   binding_kind_.resize(doc.modules.size());
   parallel_on_mesh_.resize(doc.modules.size());
   cached_family_.resize(doc.modules.size());
@@ -115,10 +102,10 @@ ModuleTree::ModuleTree(const Document& doc) : doc_(doc) {
   // Sized once: growing them would copy each several times.
   const size_t paths = doc.tree_paths;
   for (std::vector<PathId>* v : {&module_, &parent_, &end_, &name_, &child_begin_, &child_paths_}) {
-    ReserveTouched(*v, paths);
+    v->reserve(paths);
   }
-  ReserveTouched(fqn_offset_, paths + 1);
-  ReserveTouched(fqn_data_, doc.tree_fqn_bytes);
+  fqn_offset_.reserve(paths + 1);
+  fqn_data_.reserve(doc.tree_fqn_bytes);
   fqn_offset_.push_back(0);
   add_path(doc.root, kNoPath, kNoName);
   std::vector<std::pair<PathId, uint32_t>> stack = {{0, 0}};
@@ -172,22 +159,7 @@ ModuleTree::ParamRef ModuleTree::ParameterOf(PathId q, NameId name) const {
   const uint32_t i = IndexOf(module_[q], slots.data(), static_cast<uint32_t>(slots.size()),
                              [](const Slot& s) { return s.first; }, param_index_, name);
   if (i == kNone) return {};
-  // {q, name, slots[i].second}, with q and name written as one word: GCC
-  // 12 wrote them one by one to the stack and read them back as one word
-  // for the return register, a load the store buffer cannot forward (a
-  // stall of some 15 cycles on every call: 12% of the claims' samples on
-  // the DeepSeek-V3-sized model, perf).
-  static_assert(offsetof(ParamRef, name) == sizeof(PathId) && sizeof(PathId) == 4 && sizeof(NameId) == 4);
-  ParamRef ref;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  const uint64_t head = uint64_t{q} | uint64_t{name} << 32;
-  std::memcpy(static_cast<void*>(&ref), &head, sizeof head);
-#else
-  ref.module_path = q;
-  ref.name = name;
-#endif
-  ref.param = slots[i].second;
-  return ref;
+  return {q, name, slots[i].second};
 }
 
 ModuleTree::ParamRef ModuleTree::ResolveParameter(PathId from, std::string_view local) const {

@@ -54,8 +54,8 @@ class ModuleTree {
   PathId child(PathId p, size_t index) const { return child_paths_[child_begin_[p] + index]; }
 
   // What the checks read of the module at path q, kept packed by the tree:
-  // they go owner after owner, parameter after parameter, and a Module is
-  // 144 bytes (a cache miss each), mostly of what they do not read.
+  // they go owner after owner, parameter after parameter, and read little
+  // of a Module.
   //
   // The parameter slots (name, parameter), in the document's order.
   using Slot = std::pair<NameId, ParamId>;
@@ -108,10 +108,8 @@ class ModuleTree {
   class Resolver {
    public:
     explicit Resolver(const ModuleTree& tree) : tree_(tree) {}
-    // The path after the last one's subtree, the usual answer, is compared
-    // inline: out of line, with the call to memcmp that == makes, a plan
-    // entry's resolution took about 80 instructions, most of them saving
-    // registers for the calls.
+    // The path after the last one's subtree, the usual answer, is tried
+    // first, inline.
     PathId Resolve(std::string_view fqn) {
       const PathId after = tree_.end(last_);
       if (after < tree_.size() && SameText(tree_.fqn(after), fqn)) return last_ = after;

@@ -63,9 +63,7 @@ inline bool SameNames(absl::Span<const NameId> a, absl::Span<const NameId> b) {
 // A set of interned names as one bit per NameId: for the maps of up to
 // millions of FQNs (providers, the plan), whose keys are checked for
 // duplicates one by one. Names are numbered densely, so the bits take an
-// eighth of a byte per name in the document, stay in cache where a hash set
-// of a million names did not, and grow without rehashing: at 1,000,000
-// providers the hash set took 3% of the CLI's time.
+// eighth of a byte per name in the document and grow without rehashing.
 class NameBits {
  public:
   // Returns false if `n` was already present.

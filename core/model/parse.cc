@@ -244,7 +244,7 @@ class Parser {
   // ParseDocument).
   void StartPlan() {
     if (doc_.plan) return;
-    ReserveAdvised(doc_.plan.emplace(), plan_room_);
+    doc_.plan.emplace().reserve(plan_room_);
   }
 
   Document& doc_;
@@ -1139,11 +1139,11 @@ ParseResult ParseDocument(std::string_view json, const Limits& limits) {
   // touch fresh pages each time. A generous estimate costs address space
   // only: the pages past the last element are never touched (so they are
   // advised for huge pages, not touched).
-  ReserveAdvised(document->parameters, json.size() / 128);
-  ReserveAdvised(document->modules, json.size() / 128);
+  document->parameters.reserve(json.size() / 128);
+  document->modules.reserve(json.size() / 128);
   // Providers, and plan entries if any: guessed at one per 256 bytes of text.
   const size_t fqn_layout_room = json.size() / 256;
-  ReserveAdvised(document->model_providers, fqn_layout_room);
+  document->model_providers.reserve(fqn_layout_room);
   Parser parser(*document, limits, fqn_layout_room);
   Scanner scanner(json, parser, limits.max_json_depth);
   Value skeleton;

@@ -3,7 +3,6 @@
 #include <cstring>
 #include <string>
 
-#include "absl/container/flat_hash_map.h"
 #include "core/text/bytes.h"
 
 namespace shardplan {
@@ -288,48 +287,6 @@ bool Glob::MatchText(const Char* text, size_t size) const {
     pos += len;
   }
   return true;
-}
-
-// A state is the set of token positions reached (bit i: the first i tokens
-// matched), closed under stars matching nothing; a character moves each
-// position past a token that takes it, and keeps it at a star.
-std::optional<Glob::Automaton> Glob::AsciiAutomaton() const {
-  const size_t t = tokens_.size();
-  if (t >= 64) return std::nullopt;
-  auto closure = [&](uint64_t set) {
-    for (size_t i = 0; i < t; ++i) {
-      if ((set >> i & 1) != 0 && tokens_[i].kind == Kind::kStar) set |= uint64_t{1} << (i + 1);
-    }
-    return set;
-  };
-  Automaton automaton;
-  std::vector<uint64_t> sets = {closure(1)};
-  absl::flat_hash_map<uint64_t, uint16_t> ids = {{sets[0], 0}};
-  for (size_t s = 0; s < sets.size(); ++s) {  // sets grows: states in the order found
-    for (uint32_t c = 0; c < 128; ++c) {
-      uint64_t next = 0;
-      for (size_t i = 0; i < t; ++i) {
-        if ((sets[s] >> i & 1) == 0) continue;
-        if (tokens_[i].kind == Kind::kStar) {
-          next |= uint64_t{1} << i;
-        } else if (TokenMatches(tokens_[i], c)) {
-          next |= uint64_t{1} << (i + 1);
-        }
-      }
-      next = closure(next);
-      const auto [it, added] = ids.try_emplace(next, static_cast<uint16_t>(sets.size()));
-      if (added) {
-        if (sets.size() == kMaxStates) return std::nullopt;
-        sets.push_back(next);
-      }
-      automaton.next.push_back(it->second);
-    }
-  }
-  for (uint64_t set : sets) {
-    automaton.accepts.push_back((set >> t & 1) != 0);
-    automaton.dead.push_back(set == 0);
-  }
-  return automaton;
 }
 
 bool Glob::MatchAscii(std::string_view text) const {

@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,33 +56,8 @@ class Glob {
   // MatchesAscii's verdict on a text MayMatchAscii let through.
   bool MatchAscii(std::string_view text) const;
 
-  // The pattern as a deterministic automaton over ASCII characters, for
-  // texts that grow by suffixes (a module's FQN extends its parent's): the
-  // state after a text is the state after its prefix stepped through the
-  // rest. State 0 is the state of the empty text.
-  struct Automaton {
-    std::vector<uint16_t> next;  // state * 128 + character
-    // Per state, a byte each (read once per path: a bit array's shifts
-    // and masks cost more than the bytes):
-    std::vector<uint8_t> accepts;  // the text so far matches
-    std::vector<uint8_t> dead;     // no extension of the text matches
-    uint16_t Step(uint16_t state, uint8_t c) const { return next[state * 128u + c]; }
-    uint16_t Run(uint16_t state, std::string_view text) const {
-      for (char c : text) state = Step(state, static_cast<uint8_t>(c));
-      return state;
-    }
-  };
-  // Built by subset construction over the pattern's tokens; nullopt when
-  // the pattern has more than 63 tokens or the automaton would have more
-  // than kMaxStates states.
-  static constexpr size_t kMaxStates = 1024;
-  std::optional<Automaton> AsciiAutomaton() const;
-
   // True when the pattern has no wildcard: it matches exactly one string.
   bool is_literal() const { return literal_; }
-  // True when the pattern ends with '*': every extension of a match
-  // matches, and the quick tests on a text's end rule nothing out.
-  bool ends_with_star() const { return !tokens_.empty() && tokens_.back().kind == Kind::kStar; }
   // The literal characters before the first wildcard: every match starts
   // with them.
   const std::string& literal_prefix() const { return literal_prefix_; }

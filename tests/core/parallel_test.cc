@@ -3,8 +3,6 @@
 #include "core/exec/parallel.h"
 #include "core/exec/scan_then_apply.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
@@ -65,21 +63,6 @@ TEST(ParallelChunksTest, NumbersEveryChunkByItsPlaceInTheRange) {
   }
 }
 
-// Every non-zero byte counts once, whatever its value, over many chunks.
-TEST(CountNonZeroTest, CountsEveryNonZeroByteOnce) {
-  for (size_t n : {size_t{0}, size_t{1}, size_t{65536}, size_t{300001}}) {
-    std::vector<uint8_t> bytes(n);
-    size_t want = 0;
-    for (size_t i = 0; i < n; ++i) {
-      bytes[i] = static_cast<uint8_t>(i % 5 == 0 ? 0 : i % 3 + 1);
-      want += bytes[i] != 0;
-    }
-    for (int threads : {1, 4}) {
-      EXPECT_EQ(WithThreads(threads, [&] { return CountNonZero(bytes); }), want) << "n=" << n << " threads=" << threads;
-    }
-  }
-}
-
 // Each index gathers none, one or two items; they come out in index order,
 // from chunks of 64 indexes (the last one shorter) laid end to end.
 TEST(ParallelGatherTest, JoinsTheItemsOfEveryIndexInOrderForEveryThreadCount) {
@@ -106,29 +89,10 @@ TEST(ParallelGatherTest, JoinsTheItemsOfEveryIndexInOrderForEveryThreadCount) {
   }
 }
 
-// Chunks of any size, empty ones and none included, are joined in order,
-// into exactly their items, a large join (many pages) as well.
-TEST(JoinChunksTest, JoinsEveryChunkInOrderForEveryThreadCount) {
-  for (size_t count : {size_t{0}, size_t{1}, size_t{3}, size_t{300}}) {
-    std::vector<std::vector<uint64_t>> chunks(count);
-    std::vector<uint64_t> want;
-    for (size_t c = 0; c < count; ++c) {
-      const size_t n = c % 3 == 1 ? 0 : c * 37 % 1000;
-      for (size_t k = 0; k < n; ++k) chunks[c].push_back(c << 32 | k);
-      want.insert(want.end(), chunks[c].begin(), chunks[c].end());
-    }
-    for (int threads : {1, 4}) {
-      EXPECT_EQ(WithThreads(threads, [&] { return JoinChunks(chunks); }), want)
-          << count << " chunks, threads=" << threads;
-    }
-  }
-}
-
 // WithThreads(1, ...) runs everything on the calling thread and never
 // enters oneTBB: on a thread that has no arena, none is made (the thread
 // index stays "not initialized"). ParallelFor takes the whole range at
-// once, the pipeline consumes each item as soon as it is produced, and
-// PerThread holds one value.
+// once, and the pipeline consumes each item as soon as it is produced.
 TEST(WithThreadsTest, OneThreadRunsEveryHelperOnTheCallingThreadOutsideOneTbb) {
   std::thread([] {
     const std::thread::id caller = std::this_thread::get_id();
@@ -154,10 +118,6 @@ TEST(WithThreadsTest, OneThreadRunsEveryHelperOnTheCallingThreadOutsideOneTbb) {
             EXPECT_EQ(std::this_thread::get_id(), caller);
             events.push_back(absl::StrCat("consume ", item));
           });
-      int made = 0;
-      PerThread<int> per_thread([&] { return ++made; });
-      EXPECT_EQ(&per_thread.local(), &per_thread.local());
-      EXPECT_EQ(made, 1);
       return 0;
     });
     EXPECT_EQ(events, (std::vector<std::string>{"for 0-1000", "produce 0", "consume 0", "produce 1", "consume 1",
@@ -168,86 +128,6 @@ TEST(WithThreadsTest, OneThreadRunsEveryHelperOnTheCallingThreadOutsideOneTbb) {
 #endif
   }).join();
 }
-
-// With several threads, the first byte of every page of the range is
-// written (zero) and nothing else; with one, nothing is.
-TEST(TouchPagesTest, WritesOneByteOfEveryPageOnlyWithSeveralThreads) {
-  constexpr size_t kPage = 4096, kBytes = 37 * kPage + 100;
-  for (int threads : {1, 4}) {
-    std::vector<char> buffer(kBytes, 'x');
-    const bool several = WithThreads(threads, [&] {
-      TouchPages(buffer.data(), buffer.size());
-      return ArenaThreads() > 1;
-    });
-    size_t zeros = 0;
-    for (size_t i = 0; i < kBytes; ++i) {
-      ASSERT_EQ(buffer[i], several && i % kPage == 0 ? 0 : 'x') << i << " threads=" << threads;
-      zeros += buffer[i] == 0;
-    }
-    EXPECT_EQ(zeros, several ? 38u : 0u);
-    if (threads == 1) {
-      EXPECT_FALSE(several);
-    }
-  }
-}
-
-// AdviseHugePages writes nothing, whatever the thread count: a guessed
-// reservation's pages stay untouched.
-TEST(AdviseHugePagesTest, WritesNothingOnAnyThreadCount) {
-  constexpr size_t kBytes = (size_t{5} << 20) + 100;
-  for (int threads : {1, 4}) {
-    std::vector<char> buffer(kBytes, 'x');
-    WithThreads(threads, [&] {
-      AdviseHugePages(buffer.data(), buffer.size());
-      return 0;
-    });
-    EXPECT_EQ(std::count(buffer.begin(), buffer.end(), 'x'), static_cast<std::ptrdiff_t>(kBytes)) << threads;
-  }
-}
-
-#ifndef SHARDPLAN_SERIAL
-// The VmFlags line of the mapping of this process that contains `address`
-// (/proc/self/smaps), or "" when none does.
-std::string VmFlagsAt(uintptr_t address) {
-  std::ifstream smaps("/proc/self/smaps");
-  std::string line;
-  bool inside = false;
-  while (std::getline(smaps, line)) {
-    uintptr_t lo = 0, hi = 0;
-    char dash = 0;
-    std::istringstream range(line);
-    if (range >> std::hex >> lo >> dash >> hi && dash == '-') inside = lo <= address && address < hi;
-    if (inside && line.rfind("VmFlags:", 0) == 0) return line;
-  }
-  return "";
-}
-
-// Every whole 2 MiB page of the range is advised for transparent huge pages
-// ("hg" in its mapping's VmFlags), whatever the thread count, and nothing
-// outside the range's whole huge pages is.
-TEST(TouchPagesTest, AdvisesHugePagesOnTheWholeHugePagesOfTheRange) {
-  constexpr size_t kHuge = size_t{2} << 20;
-  const size_t bytes = 10 * kHuge;
-  char* const map =
-      static_cast<char*>(::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-  ASSERT_NE(map, MAP_FAILED);
-  const uintptr_t aligned = (reinterpret_cast<uintptr_t>(map) + kHuge - 1) & ~(kHuge - 1);
-  // From 1 byte into a huge page to 1 byte into the fourth one after it:
-  // the advised pages are the three whole ones in between.
-  char* const start = reinterpret_cast<char*>(aligned) + 1;
-  WithThreads(1, [&] {
-    TouchPages(start, 4 * kHuge);
-    return 0;
-  });
-  EXPECT_EQ(VmFlagsAt(aligned).find(" hg"), std::string::npos) << VmFlagsAt(aligned);
-  for (size_t k = 1; k <= 3; ++k) {
-    const std::string flags = VmFlagsAt(aligned + k * kHuge);
-    EXPECT_NE(flags.find(" hg"), std::string::npos) << "huge page " << k << ": " << flags;
-  }
-  EXPECT_EQ(VmFlagsAt(aligned + 4 * kHuge).find(" hg"), std::string::npos);
-  ::munmap(map, bytes);
-}
-#endif
 
 // Every index is scanned once into a fresh result, and applied once, in
 // increasing order, with what its own scan left; scans of later blocks may
