@@ -299,15 +299,17 @@ sp_error* Run(const sp_document* document, const sp_check_options* options, sp_r
 // The owners of `result`, spelled out once.
 const std::vector<sp_result::Owner>& OwnersOf(const sp_result* result) {
   auto* r = const_cast<sp_result*>(result);  // the cache only
+  // Spelled into locals and moved in last: if memory runs out, call_once
+  // rethrows and a later call starts over from nothing.
   std::call_once(r->owners_once, [r] {
     const std::optional<shardplan::OwnersView> view = shardplan::OwnersOf(r->result);
     if (!view) return;
     shardplan::OwnerLayouts layouts = view->Layouts();
-    r->owner_layouts = std::move(layouts.texts);
-    r->owners.reserve(view->size());
+    std::vector<sp_result::Owner> owners;
+    owners.reserve(view->size());
     for (size_t i = 0; i < view->size(); ++i) {
       shardplan::OwnerView o = view->owner(i);
-      sp_result::Owner& out = r->owners.emplace_back();
+      sp_result::Owner& out = owners.emplace_back();
       out.fqn = std::string(o.fqn);
       for (std::string_view kind : {"model", "family", "native"}) {
         if (kind == o.kind) out.kind = kind;
@@ -317,6 +319,8 @@ const std::vector<sp_result::Owner>& OwnersOf(const sp_result* result) {
       out.layout = layouts.of_owner[i];
       out.pointer = std::move(o.pointer);
     }
+    r->owner_layouts = std::move(layouts.texts);
+    r->owners = std::move(owners);
   });
   return result->owners;
 }
@@ -338,17 +342,21 @@ std::string PlacementsJson(const std::vector<std::pair<std::string_view, std::st
 // The owned parameters of `result`, spelled out once.
 const std::vector<sp_result::Parameter>& ParametersOf(const sp_result* result) {
   auto* r = const_cast<sp_result*>(result);  // the cache only
-  std::call_once(r->parameters_once, [r] {
+  std::call_once(r->parameters_once, [r] {  // as OwnersOf's: locals, moved in last
     const std::optional<shardplan::OwnedParametersView> view = shardplan::OwnedParametersOf(r->result);
     if (!view) return;
-    absl::flat_hash_map<std::string, size_t> placements;  // JSON -> its index in r->placements
-    r->parameters.reserve(view->size());
+    absl::flat_hash_map<std::string, size_t> index;  // JSON -> its index in `placements`
+    std::vector<std::string> placements;
+    std::vector<sp_result::Parameter> parameters;
+    parameters.reserve(view->size());
     for (size_t i = 0; i < view->size(); ++i) {
       shardplan::OwnedParameterView p = view->parameter(i);
-      auto [it, added] = placements.try_emplace(PlacementsJson(p.placements), r->placements.size());
-      if (added) r->placements.push_back(it->first);
-      r->parameters.push_back({std::move(p.name), std::move(p.canonical), p.owner, it->second});
+      auto [it, added] = index.try_emplace(PlacementsJson(p.placements), placements.size());
+      if (added) placements.push_back(it->first);
+      parameters.push_back({std::move(p.name), std::move(p.canonical), p.owner, it->second});
     }
+    r->placements = std::move(placements);
+    r->parameters = std::move(parameters);
   });
   return result->parameters;
 }
