@@ -58,8 +58,9 @@ void TakeOwners(Ownership& o, Outcome& outcome) {
   outcome.declared = std::move(o.claims.declared);
 }
 
-Result CheckDocument(std::shared_ptr<const Document> doc) {
+Result CheckDocument(std::shared_ptr<const Document> doc, int threads) {
   auto outcome = std::make_shared<Outcome>();
+  outcome->threads = threads;
   outcome->document = doc;
   outcome->tree = std::make_unique<const ModuleTree>(*doc);
   const ModuleTree* tree = outcome->tree.get();
@@ -82,9 +83,10 @@ Result CheckDocument(std::shared_ptr<const Document> doc) {
 
 // `doc` is the only reference to a freshly parsed document: the plan interns
 // the names it creates into it.
-Result PlanDocument(std::unique_ptr<Document> parsed) {
+Result PlanDocument(std::unique_ptr<Document> parsed, int threads) {
   Document& doc = *parsed;
   auto outcome = std::make_shared<Outcome>();
+  outcome->threads = threads;
   outcome->document = std::shared_ptr<const Document>(std::move(parsed));
   outcome->tree = std::make_unique<const ModuleTree>(doc);
   const ModuleTree* tree = outcome->tree.get();
@@ -148,8 +150,8 @@ absl::StatusOr<Result> Run(std::string_view json, const CheckOptions& options, b
       result.diagnostics.push_back(std::move(*parsed.error));
       return result;
     }
-    if (!plan || parsed.document->plan) return CheckDocument(std::move(parsed.document));
-    return PlanDocument(std::move(parsed.document));
+    if (!plan || parsed.document->plan) return CheckDocument(std::move(parsed.document), options.threads);
+    return PlanDocument(std::move(parsed.document), options.threads);
   });
 }
 
@@ -182,15 +184,15 @@ absl::StatusOr<Result> PlanParsed(const Document& document, int threads) {
   if (absl::Status s = ValidateThreads(threads); !s.ok()) return s;
   return WithThreads(threads, [&]() -> Result {
     std::unique_ptr<Document> copy = document.Clone();
-    if (copy->plan) return CheckDocument(std::move(copy));
-    return PlanDocument(std::move(copy));
+    if (copy->plan) return CheckDocument(std::move(copy), threads);
+    return PlanDocument(std::move(copy), threads);
   });
 }
 
 absl::StatusOr<Result> CheckParsed(std::shared_ptr<const Document> document, int threads) {
   if (document == nullptr) return absl::InvalidArgumentError("no document");
   if (absl::Status s = ValidateThreads(threads); !s.ok()) return s;
-  return WithThreads(threads, [&] { return CheckDocument(std::move(document)); });
+  return WithThreads(threads, [&] { return CheckDocument(std::move(document), threads); });
 }
 
 }  // namespace shardplan

@@ -42,6 +42,9 @@ struct PlanOutput {
 };
 
 struct Outcome {
+  // The worker threads the engine ran with (CheckOptions::threads): the
+  // result is written with as many.
+  int threads = 0;
   std::shared_ptr<const Document> document;
   std::unique_ptr<const ModuleTree> tree;
   // The owners as collected (spec section 4 steps 1-4), in entry order,
