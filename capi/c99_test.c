@@ -71,6 +71,21 @@ int main(void) {
   EXPECT_ERROR(sp_result_diagnostic(result, 1, &diagnostic), SP_ERROR_OUT_OF_RANGE);
   EXPECT(sp_result_json(result, &json) == NULL && json.size > 0 && json.data[0] == '{');
   EXPECT_ERROR(sp_result_json(NULL, &json), SP_ERROR_NULL_ARGUMENT);
+  /* The check failed, yet its owner was collected; no parameter is owned. */
+  {
+    sp_owner owner;
+    sp_owned_parameter parameter;
+    EXPECT(sp_result_owner_count(result, &count) == NULL && count == 1);
+    EXPECT(sp_result_owner(result, 0, &owner) == NULL);
+    EXPECT(strcmp(owner.fqn.data, "lin") == 0 && strcmp(owner.kind.data, "model") == 0);
+    EXPECT(owner.native_request == SIZE_MAX && owner.native_pattern.data == NULL);
+    EXPECT(owner.layout.size > 0 && owner.layout.data[0] == '{');
+    EXPECT(strcmp(owner.pointer.data, "/providers/sharding/lin") == 0);
+    EXPECT_ERROR(sp_result_owner(result, 1, &owner), SP_ERROR_OUT_OF_RANGE);
+    EXPECT(sp_result_owned_parameter_count(result, &count) == NULL && count == 0);
+    EXPECT_ERROR(sp_result_owned_parameter(result, 0, &parameter), SP_ERROR_OUT_OF_RANGE);
+    EXPECT_ERROR(sp_result_owner_count(NULL, &count), SP_ERROR_NULL_ARGUMENT);
+  }
   sp_result_delete(result);
   sp_document_delete(document);
 

@@ -74,6 +74,51 @@ std::string CheckJson(std::string_view json, uint32_t threads = 0) {
   return text;
 }
 
+// The owners and owned parameters of `result` are the engine's views of
+// `engine`, field by field.
+void ExpectOwnersOf(const shardplan::Result& engine, const sp_result* result) {
+  const std::optional<shardplan::OwnersView> owners = shardplan::OwnersOf(engine);
+  size_t count = 99;
+  ASSERT_EQ(Code(sp_result_owner_count(result, &count)), SP_OK);
+  ASSERT_EQ(count, owners ? owners->size() : 0);
+  if (owners) {
+    const shardplan::OwnerLayouts layouts = owners->Layouts();
+    for (size_t i = 0; i < count; ++i) {
+      sp_owner o;
+      ASSERT_EQ(Code(sp_result_owner(result, i, &o)), SP_OK);
+      const shardplan::OwnerView want = owners->owner(i);
+      EXPECT_EQ(Str(o.fqn), want.fqn);
+      EXPECT_EQ(Str(o.kind), want.kind);
+      EXPECT_EQ(o.native_request, want.native_request.value_or(SIZE_MAX));
+      EXPECT_EQ(Str(o.native_pattern), want.native_pattern_index ? std::string(want.native_pattern) : "<absent>");
+      EXPECT_EQ(Str(o.layout), layouts.texts[layouts.of_owner[i]]);
+      EXPECT_EQ(Str(o.pointer), want.pointer);
+      EXPECT_EQ(o.kind.data[o.kind.size], '\0');
+      EXPECT_EQ(o.layout.data[o.layout.size], '\0');
+    }
+  }
+  const std::optional<shardplan::OwnedParametersView> parameters = shardplan::OwnedParametersOf(engine);
+  ASSERT_EQ(Code(sp_result_owned_parameter_count(result, &count)), SP_OK);
+  ASSERT_EQ(count, parameters ? parameters->size() : 0);
+  for (size_t i = 0; i < count; ++i) {
+    sp_owned_parameter p;
+    ASSERT_EQ(Code(sp_result_owned_parameter(result, i, &p)), SP_OK);
+    const shardplan::OwnedParameterView want = parameters->parameter(i);
+    EXPECT_EQ(Str(p.name), want.name);
+    EXPECT_EQ(Str(p.canonical), want.canonical);
+    EXPECT_EQ(p.owner, want.owner);
+    rapidjson::Document placements;
+    placements.Parse(p.placements.data, p.placements.size);
+    ASSERT_TRUE(placements.IsObject()) << Str(p.placements);
+    ASSERT_EQ(placements.MemberCount(), want.placements.size());
+    size_t k = 0;
+    for (auto it = placements.MemberBegin(); it != placements.MemberEnd(); ++it, ++k) {
+      EXPECT_EQ(it->name.GetString(), want.placements[k].first);
+      EXPECT_EQ(it->value.GetString(), want.placements[k].second);
+    }
+  }
+}
+
 TEST(CApi, Versions) {
   EXPECT_EQ(sp_abi_version(), static_cast<uint32_t>(SP_ABI_VERSION));
   EXPECT_EQ(std::string(sp_version_string()), std::to_string(SP_VERSION_MAJOR) + "." +
@@ -116,6 +161,7 @@ TEST(CApi, ResultEqualsTheEngineOnEveryConformanceCase) {
       EXPECT_EQ(Str(d.pointer), want.pointer.value_or("<absent>"));
       EXPECT_EQ(d.message.data[d.message.size], '\0');
     }
+    ExpectOwnersOf(*engine, result);
     sp_result_delete(result);
     sp_document_delete(doc);
   }
@@ -191,6 +237,14 @@ TEST(CApi, NullArgumentsAreErrors) {
       {"communication_count", sp_result_communication_count(nullptr, &count)},
       {"communication_count out", sp_result_communication_count(result, nullptr)},
       {"communication", sp_result_communication(result, 0, nullptr)},
+      {"owner_count", sp_result_owner_count(nullptr, &count)},
+      {"owner_count out", sp_result_owner_count(result, nullptr)},
+      {"owner", sp_result_owner(nullptr, 0, nullptr)},
+      {"owner out", sp_result_owner(result, 0, nullptr)},
+      {"owned_parameter_count", sp_result_owned_parameter_count(nullptr, &count)},
+      {"owned_parameter_count out", sp_result_owned_parameter_count(result, nullptr)},
+      {"owned_parameter", sp_result_owned_parameter(nullptr, 0, nullptr)},
+      {"owned_parameter out", sp_result_owned_parameter(result, 0, nullptr)},
       {"set_parameter_blocks", sp_builder_set_parameter_blocks(nullptr, S("w"), nullptr, 0)},
       {"set_parameter_blocks blocks", sp_builder_set_parameter_blocks(builder, S("w"), nullptr, 2)},
       {"add_template", sp_builder_add_template(nullptr, S("tp"), S(""), &count)},
@@ -231,6 +285,16 @@ TEST(CApi, OutputsAreUntouchedOnFailure) {
   sp_diagnostic before = d;
   EXPECT_EQ(Code(sp_result_diagnostic(result, 0, &d)), SP_ERROR_OUT_OF_RANGE);
   EXPECT_EQ(std::memcmp(&d, &before, sizeof d), 0);
+  sp_owner owner;
+  std::memset(&owner, 0x5a, sizeof owner);
+  const sp_owner owner_before = owner;
+  EXPECT_EQ(Code(sp_result_owner(result, 1, &owner)), SP_ERROR_OUT_OF_RANGE);
+  EXPECT_EQ(std::memcmp(&owner, &owner_before, sizeof owner), 0);
+  sp_owned_parameter parameter;
+  std::memset(&parameter, 0x5a, sizeof parameter);
+  const sp_owned_parameter parameter_before = parameter;
+  EXPECT_EQ(Code(sp_result_owned_parameter(result, 1, &parameter)), SP_ERROR_OUT_OF_RANGE);
+  EXPECT_EQ(std::memcmp(&parameter, &parameter_before, sizeof parameter), 0);
   auto* sentinel = reinterpret_cast<sp_result*>(0x1);
   sp_check_options huge{0xffffffffu};
   EXPECT_EQ(Code(sp_document_check(doc, &huge, &sentinel)), SP_ERROR_INVALID_ARGUMENT);
@@ -329,6 +393,137 @@ TEST(CApi, ResultsOutliveTheirDocument) {
   sp_result_delete(result);
 }
 
+// Parses and checks `path`; the result, with the document deleted.
+sp_result* CheckFile(const std::string& path) {
+  sp_document* doc = nullptr;
+  EXPECT_EQ(Code(sp_document_parse(S(ReadFile(path)), nullptr, &doc)), SP_OK);
+  sp_result* result = nullptr;
+  EXPECT_EQ(Code(sp_document_check(doc, nullptr, &result)), SP_OK);
+  sp_document_delete(doc);
+  return result;
+}
+
+// "fqn kind [request pattern] pointer" per owner.
+std::vector<std::string> Owners(const sp_result* result) {
+  size_t count = 0;
+  EXPECT_EQ(Code(sp_result_owner_count(result, &count)), SP_OK);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < count; ++i) {
+    sp_owner o;
+    EXPECT_EQ(Code(sp_result_owner(result, i, &o)), SP_OK);
+    std::string line = Str(o.fqn) + " " + Str(o.kind);
+    if (o.native_request != SIZE_MAX) line += " " + std::to_string(o.native_request) + " " + Str(o.native_pattern);
+    out.push_back(line + " " + Str(o.pointer));
+  }
+  return out;
+}
+
+TEST(CApi, OwnersAndOwnedParametersOfAPassingCheck) {
+  sp_result* result = CheckFile("examples/tiny-llama.json");
+  EXPECT_EQ(Owners(result), (std::vector<std::string>{
+                                "embed_tokens model /providers/sharding/embed_tokens",
+                                "lm_head model /providers/sharding/lm_head",
+                                "layers.0.self_attn family /modules/layers.0.self_attn/family/sharding",
+                                "layers.1.self_attn family /modules/layers.1.self_attn/family/sharding",
+                                "layers.0.mlp native 0 layers.*.mlp /providers/native/0/sharding",
+                                "layers.1.mlp native 0 layers.*.mlp /providers/native/0/sharding",
+                            }));
+  sp_owner mlp0, mlp1, lm_head;
+  ASSERT_EQ(Code(sp_result_owner(result, 4, &mlp0)), SP_OK);
+  ASSERT_EQ(Code(sp_result_owner(result, 5, &mlp1)), SP_OK);
+  ASSERT_EQ(Code(sp_result_owner(result, 1, &lm_head)), SP_OK);
+  EXPECT_EQ(mlp0.layout.data, mlp1.layout.data);  // one request's layout
+  // lm_head's weight is the tied embed_tokens.weight, placed alike: dropped
+  // from lm_head's layout, as the result JSON prints it.
+  EXPECT_EQ(Str(lm_head.layout).rfind(R"J({"params":{},"in_src":{"input":{"dp":"S(0)","tp":"R"}},)J", 0), 0u)
+      << Str(lm_head.layout);
+  sp_str json;
+  ASSERT_EQ(Code(sp_result_json(result, &json)), SP_OK);
+  EXPECT_NE(Str(json).find(R"J("lm_head":)J" + Str(lm_head.layout)), std::string::npos);
+
+  size_t count = 0;
+  ASSERT_EQ(Code(sp_result_owned_parameter_count(result, &count)), SP_OK);
+  ASSERT_EQ(count, 16u);  // owned_names
+  sp_owned_parameter first, last, o_proj;
+  ASSERT_EQ(Code(sp_result_owned_parameter(result, 0, &first)), SP_OK);
+  ASSERT_EQ(Code(sp_result_owned_parameter(result, count - 1, &last)), SP_OK);
+  for (size_t i = 0; i < count; ++i) {
+    ASSERT_EQ(Code(sp_result_owned_parameter(result, i, &o_proj)), SP_OK);
+    if (Str(o_proj.name) == "layers.1.self_attn.o_proj.weight") break;
+  }
+  EXPECT_EQ(Str(first.name), "embed_tokens.weight");
+  EXPECT_EQ(Str(first.canonical), "embed_tokens.weight");
+  EXPECT_EQ(first.owner, 0u);
+  EXPECT_EQ(Str(first.placements), R"J({"dp":"R","tp":"S(0)"})J");
+  EXPECT_EQ(Str(last.name), "lm_head.weight");
+  EXPECT_EQ(Str(last.canonical), "embed_tokens.weight");
+  EXPECT_EQ(last.owner, 0u);  // placed by embed_tokens, its first claimant
+  EXPECT_EQ(last.placements.data, first.placements.data);
+  EXPECT_EQ(Str(o_proj.name), "layers.1.self_attn.o_proj.weight");
+  EXPECT_EQ(o_proj.owner, 3u);
+  EXPECT_EQ(Str(o_proj.placements), R"J({"dp":"R","tp":"S(1)"})J");
+  EXPECT_EQ(last.name.data[last.name.size], '\0');
+  EXPECT_EQ(last.placements.data[last.placements.size], '\0');
+  EXPECT_EQ(Code(sp_result_owned_parameter(result, count, &first)), SP_ERROR_OUT_OF_RANGE);
+  sp_result_delete(result);
+}
+
+TEST(CApi, AFailedCheckHasItsCollectedOwnersButNoOwnedParameters) {
+  sp_result* result = CheckFile("examples/tiny-llama-broken.json");
+  int ok = 1;
+  ASSERT_EQ(Code(sp_result_ok(result, &ok)), SP_OK);
+  ASSERT_EQ(ok, 0);
+  // Its native pattern 'layer.*.mlp' matches no module: no native owner.
+  EXPECT_EQ(Owners(result), (std::vector<std::string>{
+                                "embed_tokens model /providers/sharding/embed_tokens",
+                                "lm_head model /providers/sharding/lm_head",
+                                "layers.0.self_attn family /modules/layers.0.self_attn/family/sharding",
+                                "layers.1.self_attn family /modules/layers.1.self_attn/family/sharding",
+                            }));
+  size_t count = 99;
+  ASSERT_EQ(Code(sp_result_owned_parameter_count(result, &count)), SP_OK);
+  EXPECT_EQ(count, 0u);
+  sp_result_delete(result);
+
+  // A malformed document has no owner.
+  sp_document* doc = nullptr;
+  ASSERT_EQ(Code(sp_document_parse(S("{"), nullptr, &doc)), SP_OK);
+  ASSERT_EQ(Code(sp_document_check(doc, nullptr, &result)), SP_OK);
+  ASSERT_EQ(Code(sp_result_owner_count(result, &count)), SP_OK);
+  EXPECT_EQ(count, 0u);
+  sp_result_delete(result);
+  sp_document_delete(doc);
+}
+
+// The owners and parameters are spelled out on the first request: from
+// several threads at once, every thread reads the same bytes.
+TEST(CApi, OwnersAreReadFromSeveralThreadsAtOnce) {
+  sp_result* result = CheckFile("examples/tiny-llama.json");
+  std::vector<std::string> got(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < got.size(); ++t) {
+    threads.emplace_back([&, t] {
+      size_t owners = 0, parameters = 0;
+      sp_error_delete(sp_result_owner_count(result, &owners));
+      sp_error_delete(sp_result_owned_parameter_count(result, &parameters));
+      for (size_t i = 0; i < owners; ++i) {
+        sp_owner o;
+        sp_error_delete(sp_result_owner(result, i, &o));
+        got[t] += Str(o.fqn) + Str(o.layout);
+      }
+      for (size_t i = 0; i < parameters; ++i) {
+        sp_owned_parameter p;
+        sp_error_delete(sp_result_owned_parameter(result, i, &p));
+        got[t] += Str(p.name) + Str(p.placements);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::string& g : got) EXPECT_EQ(g, got[0]);
+  EXPECT_NE(got[0].find("lm_head.weight"), std::string::npos);
+  sp_result_delete(result);
+}
+
 // A tp template plans the MLP around an owned embedding; rowwise down_proj
 // implies an all_reduce.
 constexpr char kPlanDoc[] = R"J({"schema": "shardplan.v1", "mesh": {"dp": 2, "tp": 4},
@@ -353,6 +548,7 @@ TEST(CApi, PlanEqualsTheEngineAndReadsItsResults) {
   sp_str json;
   ASSERT_EQ(Code(sp_result_json(result, &json)), SP_OK);
   EXPECT_EQ(Str(json), shardplan::ResultToJson(*engine));
+  ExpectOwnersOf(*engine, result);
 
   sp_memory memory;
   int present = 0;

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -25,6 +26,8 @@
 #include "core/builder.h"
 #include "rapidjson/encodings.h"
 #include "rapidjson/memorystream.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
 
 struct sp_error {
   sp_error_code code;
@@ -45,6 +48,28 @@ struct sp_result {
   std::vector<std::array<std::string, 2>> entries;  // per plan entry: FQN, provenance
   std::vector<std::array<std::string, 6>> records;  // per record: FQN, port, axis, from, to, collective
   std::optional<shardplan::MemoryReport> memory;
+  // Spelled out on the first request for them (a check does not pay for
+  // what few callers read): what sp_owner and sp_owned_parameter point into.
+  struct Owner {
+    std::string fqn;
+    std::string_view kind;  // a string literal
+    size_t native_request;
+    std::optional<std::string> native_pattern;
+    size_t layout;  // in owner_layouts
+    std::string pointer;
+  };
+  struct Parameter {
+    std::string name;
+    std::string canonical;
+    size_t owner;
+    size_t placements;  // in placements
+  };
+  std::once_flag owners_once;
+  std::vector<Owner> owners;
+  std::vector<std::string> owner_layouts;
+  std::once_flag parameters_once;
+  std::vector<Parameter> parameters;
+  std::vector<std::string> placements;  // each distinct JSON object once
 };
 
 namespace {
@@ -271,6 +296,71 @@ sp_error* Run(const sp_document* document, const sp_check_options* options, sp_r
   });
 }
 
+// The owners of `result`, spelled out once.
+const std::vector<sp_result::Owner>& OwnersOf(const sp_result* result) {
+  auto* r = const_cast<sp_result*>(result);  // the cache only
+  // Spelled into locals and moved in last: if memory runs out, call_once
+  // rethrows and a later call starts over from nothing.
+  std::call_once(r->owners_once, [r] {
+    const std::optional<shardplan::OwnersView> view = shardplan::OwnersOf(r->result);
+    if (!view) return;
+    shardplan::OwnerLayouts layouts = view->Layouts();
+    std::vector<sp_result::Owner> owners;
+    owners.reserve(view->size());
+    for (size_t i = 0; i < view->size(); ++i) {
+      shardplan::OwnerView o = view->owner(i);
+      sp_result::Owner& out = owners.emplace_back();
+      out.fqn = std::string(o.fqn);
+      for (std::string_view kind : {"model", "family", "native"}) {
+        if (kind == o.kind) out.kind = kind;
+      }
+      out.native_request = o.native_request.value_or(SIZE_MAX);
+      if (o.native_pattern_index) out.native_pattern = std::string(o.native_pattern);
+      out.layout = layouts.of_owner[i];
+      out.pointer = std::move(o.pointer);
+    }
+    r->owner_layouts = std::move(layouts.texts);
+    r->owners = std::move(owners);
+  });
+  return result->owners;
+}
+
+// The placements of one parameter as a compact JSON object, spelled as the
+// result spells a layout entry's.
+std::string PlacementsJson(const std::vector<std::pair<std::string_view, std::string>>& placements) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> json(buffer);
+  json.StartObject();
+  for (const auto& [axis, placement] : placements) {
+    json.Key(axis.data(), static_cast<rapidjson::SizeType>(axis.size()));
+    json.String(placement.data(), static_cast<rapidjson::SizeType>(placement.size()));
+  }
+  json.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+// The owned parameters of `result`, spelled out once.
+const std::vector<sp_result::Parameter>& ParametersOf(const sp_result* result) {
+  auto* r = const_cast<sp_result*>(result);  // the cache only
+  std::call_once(r->parameters_once, [r] {  // as OwnersOf's: locals, moved in last
+    const std::optional<shardplan::OwnedParametersView> view = shardplan::OwnedParametersOf(r->result);
+    if (!view) return;
+    absl::flat_hash_map<std::string, size_t> index;  // JSON -> its index in `placements`
+    std::vector<std::string> placements;
+    std::vector<sp_result::Parameter> parameters;
+    parameters.reserve(view->size());
+    for (size_t i = 0; i < view->size(); ++i) {
+      shardplan::OwnedParameterView p = view->parameter(i);
+      auto [it, added] = index.try_emplace(PlacementsJson(p.placements), placements.size());
+      if (added) placements.push_back(it->first);
+      parameters.push_back({std::move(p.name), std::move(p.canonical), p.owner, it->second});
+    }
+    r->placements = std::move(placements);
+    r->parameters = std::move(parameters);
+  });
+  return result->parameters;
+}
+
 sp_error* OutOfRange(std::string_view what, size_t index, size_t size) {
   return Error(SP_ERROR_OUT_OF_RANGE, absl::StrCat(what, " index ", index, " out of range (the result has ", size, ")"));
 }
@@ -429,6 +519,53 @@ sp_error* sp_result_communication(const sp_result* result, size_t index, sp_comm
     if (index >= result->records.size()) return OutOfRange("communication record", index, result->records.size());
     const std::array<std::string, 6>& r = result->records[index];
     *out_record = {OutStr(r[0]), OutStr(r[1]), OutStr(r[2]), OutStr(r[3]), OutStr(r[4]), OutStr(r[5])};
+    return nullptr;
+  });
+}
+
+sp_error* sp_result_owner_count(const sp_result* result, size_t* out_count) {
+  return Guard([&]() -> sp_error* {
+    SP_REQUIRE(result);
+    SP_REQUIRE(out_count);
+    *out_count = OwnersOf(result).size();
+    return nullptr;
+  });
+}
+
+sp_error* sp_result_owner(const sp_result* result, size_t index, sp_owner* out_owner) {
+  return Guard([&]() -> sp_error* {
+    SP_REQUIRE(result);
+    SP_REQUIRE(out_owner);
+    const std::vector<sp_result::Owner>& owners = OwnersOf(result);
+    if (index >= owners.size()) return OutOfRange("owner", index, owners.size());
+    const sp_result::Owner& o = owners[index];
+    *out_owner = {OutStr(o.fqn),
+                  {o.kind.data(), o.kind.size()},
+                  o.native_request,
+                  OutStr(o.native_pattern),
+                  OutStr(result->owner_layouts[o.layout]),
+                  OutStr(o.pointer)};
+    return nullptr;
+  });
+}
+
+sp_error* sp_result_owned_parameter_count(const sp_result* result, size_t* out_count) {
+  return Guard([&]() -> sp_error* {
+    SP_REQUIRE(result);
+    SP_REQUIRE(out_count);
+    *out_count = ParametersOf(result).size();
+    return nullptr;
+  });
+}
+
+sp_error* sp_result_owned_parameter(const sp_result* result, size_t index, sp_owned_parameter* out_parameter) {
+  return Guard([&]() -> sp_error* {
+    SP_REQUIRE(result);
+    SP_REQUIRE(out_parameter);
+    const std::vector<sp_result::Parameter>& parameters = ParametersOf(result);
+    if (index >= parameters.size()) return OutOfRange("owned parameter", index, parameters.size());
+    const sp_result::Parameter& p = parameters[index];
+    *out_parameter = {OutStr(p.name), OutStr(p.canonical), p.owner, OutStr(result->placements[p.placements])};
     return nullptr;
   });
 }

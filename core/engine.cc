@@ -36,19 +36,26 @@ void CheckOwnership(const ModuleTree& tree, Ownership& o, DiagnosticSink& sink) 
   o.claims = AssignParameters(tree, o.owners, /*check_omissions=*/all_added, sink);
 }
 
-// What a successful ownership check found (moves out of it).
+// What a successful ownership check found beyond the owners (moves out of
+// it).
 Owned TakeOwned(Ownership& o) {
   Owned owned;
-  owned.entries = o.owners.Take();
-  owned.declared = std::move(o.claims.declared);
   owned.owned.resize(o.claims.placement.size());
   for (ParamId p = 0; p < o.claims.placement.size(); ++p) owned.owned[p] = o.claims.owned(p);
   owned.expected.reserve(o.claims.expected_count);
   for (ParamId p = 0; p < o.claims.expected.size(); ++p) {
     if (o.claims.expected[p]) owned.expected.push_back(p);
   }
+  owned.canonical = std::move(o.claims.canonical);
   owned.aliases = std::move(o.claims.aliases);
   return owned;
+}
+
+// Keeps the owners as collected and what claims made of their params, passed
+// or not: the result's owners (OwnersOf) read them.
+void TakeOwners(Ownership& o, Outcome& outcome) {
+  outcome.owners = o.owners.Take();
+  outcome.declared = std::move(o.claims.declared);
 }
 
 Result CheckDocument(std::shared_ptr<const Document> doc, int threads) {
@@ -69,6 +76,7 @@ Result CheckDocument(std::shared_ptr<const Document> doc, int threads) {
   result.ok = !sink.has_errors();
   result.diagnostics = sink.Take();
   if (result.ok) outcome->owned = TakeOwned(o);
+  TakeOwners(o, *outcome);
   result.outcome = std::move(outcome);
   return result;
 }
@@ -108,6 +116,7 @@ Result PlanDocument(std::unique_ptr<Document> parsed, int threads) {
   result.ok = !sink.has_errors();
   result.diagnostics = sink.Take();
   if (result.ok) outcome->owned = TakeOwned(o);
+  TakeOwners(o, *outcome);
   result.outcome = std::move(outcome);
   return result;
 }

@@ -1,7 +1,7 @@
 // What the engine found about a document, behind a Result (core/result.h):
 // the document and its module tree, which everything else names into, the
-// owners of a passing ownership check and the plan Plan() made. Internal to
-// core and its tests.
+// owners as collected, what a passing ownership check found and the plan
+// Plan() made. Internal to core and its tests.
 #ifndef SHARDPLAN_CORE_OUTCOME_H_
 #define SHARDPLAN_CORE_OUTCOME_H_
 
@@ -20,16 +20,15 @@
 
 namespace shardplan {
 
-// A passing ownership check (spec section 8's `owned`).
+// What a passing ownership check adds to the owners (spec section 8's
+// `owned`, with Outcome::owners and Outcome::declared).
 struct Owned {
-  // The owners as collected, in entry order. An owner's layout as the result
-  // prints it is the document's layout less the params claims dropped, with
-  // normalized out_names.
-  std::vector<Owner> entries;
-  Declarations declared;  // what claims made of the owners' params
   // Per parameter id: whether an owner claims it.
   std::vector<bool> owned;
   std::vector<ParamId> expected;  // ascending
+  // Per parameter id: the slot of its canonical full name (the first
+  // claimant's, Claims::canonical), set where owned[p] is.
+  std::vector<ModuleTree::ParamPath> canonical;
   // [canonical, alias] pairs, in named_parameters(root) order.
   std::vector<std::pair<std::string, std::string>> aliases;
 };
@@ -48,6 +47,13 @@ struct Outcome {
   int threads = 0;
   std::shared_ptr<const Document> document;
   std::unique_ptr<const ModuleTree> tree;
+  // The owners as collected (spec section 4 steps 1-4), in entry order,
+  // kept whether or not the checks after collection passed, and what claims
+  // made of their params. An owner's layout as the result prints it is the
+  // document's layout less the params claims dropped, with normalized
+  // out_names.
+  std::vector<Owner> owners;
+  Declarations declared;
   std::optional<Owned> owned;         // when ownership passed
   std::optional<PlanOutput> planned;  // when Plan() made a plan
 };

@@ -106,6 +106,82 @@ class PlanView {
 // no plan of its own).
 std::optional<PlanView> PlanOf(const Result& result);
 
+// One owner of a module-owned layout as the engine collected it (spec
+// section 4 steps 1-4).
+struct OwnerView {
+  std::string_view fqn;   // "" is the root
+  std::string_view kind;  // "model" (a model provider), "family" or "native"
+  // A native owner's request: its index in providers.native, and the index
+  // in the request's `match` of the pattern that added the owner (the first
+  // of them that matches its FQN) with the pattern itself. nullopt and ""
+  // for the other owners.
+  std::optional<size_t> native_request;
+  std::optional<size_t> native_pattern_index;
+  std::string_view native_pattern;
+  std::string pointer;  // the JSON pointer of its layout in the document
+};
+
+// The owners' layouts as compact JSON, each as the result prints an owner's
+// layout in owned.specs: the document's layout (a family's cached one when it
+// has one) less the params that claims dropped (tied parameters an earlier
+// owner claims with the same placement), with normalized out_names. Owners
+// that share a layout share its text.
+struct OwnerLayouts {
+  std::vector<std::string> texts;  // each distinct one once
+  std::vector<size_t> of_owner;    // per owner, the index of its text
+};
+
+// The owners of a parsed document, in entry order (the order of owned.specs
+// in an ok result), read in place: views stay valid while the result lives.
+// Every check and plan of a parsed document keeps them, also when a check
+// after collection failed; what collection refused (unknown-module,
+// multiple-owners, native-overlaps-family) is no owner.
+class OwnersView {
+ public:
+  explicit OwnersView(const Outcome& outcome);
+
+  size_t size() const;
+  OwnerView owner(size_t index) const;
+  OwnerLayouts Layouts() const;
+
+ private:
+  const Outcome* outcome_;
+  std::vector<uint32_t> native_patterns_;  // per owner (NativePatterns)
+};
+// Nullopt for a document that did not parse.
+std::optional<OwnersView> OwnersOf(const Result& result);
+
+// One parameter slot whose parameter an owner claims (an entry of the
+// result's owned_names).
+struct OwnedParameterView {
+  std::string name;  // the slot's full name
+  // The parameter's canonical full name, under which it was claimed first:
+  // `name`, unless the slot is another name of a tied parameter (an alias).
+  std::string canonical;
+  size_t owner;  // the OwnersView index of the owner that claimed the parameter first
+  // Its placement per mesh axis as that owner's layout lists them ("S(0)",
+  // "R", "P", "P(max)").
+  std::vector<std::pair<std::string_view, std::string>> placements;
+};
+
+// The owned parameter slots of an ok result (its owned_names), in
+// named_parameters(root) order (a tied parameter once per slot), read in
+// place: views stay valid while the result lives.
+class OwnedParametersView {
+ public:
+  explicit OwnedParametersView(const Outcome& outcome);
+
+  size_t size() const;
+  OwnedParameterView parameter(size_t index) const;
+
+ private:
+  struct Index;  // the slots and who claimed each parameter first (result.cc)
+  const Outcome* outcome_;
+  std::shared_ptr<const Index> index_;
+};
+// Nullopt unless the result is ok (its JSON has `owned`).
+std::optional<OwnedParametersView> OwnedParametersOf(const Result& result);
+
 // Writes the result as compact JSON (schema shardplan.result.v1, one object
 // without a trailing newline) to `out`, as it goes: the same input always
 // gives the same bytes. Layouts print params, in_src and in_dst always (null

@@ -3,7 +3,8 @@
 // holds 64 KiB or more at the end of an item. The long lists (owners' specs
 // and required parameters, owned names, expected parameters, plan entries)
 // are formatted in parallel, a chunk of items to a writer of its own, and
-// copied into the output in order.
+// copied into the output in order. The owners' layouts on their own
+// (OwnersView::Layouts) are written here too, as WriteOwned writes them.
 #include <algorithm>
 #include <cstring>
 #include <sstream>
@@ -346,23 +347,23 @@ void WriteOwned(Writer& w, const Outcome& outcome) {
   Key(w, "specs");
   w.StartObject();
   StoredLayouts layouts;
-  for (const Owner& e : owned.entries) {
-    if (AsStored(e, owned.declared)) {
-      layouts.Add(*e.layout, [&](Json& json) { WriteOwnedLayout(json, doc, e, owned.declared); });
+  for (const Owner& e : outcome.owners) {
+    if (AsStored(e, outcome.declared)) {
+      layouts.Add(*e.layout, [&](Json& json) { WriteOwnedLayout(json, doc, e, outcome.declared); });
     }
   }
-  WriteItems(w, owned.entries.size(), /*members=*/true, [&](size_t i, Json& json) {
-    const Owner& e = owned.entries[i];
+  WriteItems(w, outcome.owners.size(), /*members=*/true, [&](size_t i, Json& json) {
+    const Owner& e = outcome.owners[i];
     Key(json, tree.fqn(e.path));
-    if (AsStored(e, owned.declared)) {
+    if (AsStored(e, outcome.declared)) {
       layouts.Write(json, *e.layout);
     } else {
-      WriteOwnedLayout(json, doc, e, owned.declared);
+      WriteOwnedLayout(json, doc, e, outcome.declared);
     }
   });
   Key(w, "parallel");
   w.StartObject();
-  for (const Owner& e : owned.entries) {
+  for (const Owner& e : outcome.owners) {
     if (!e.parallel) continue;
     Key(w, tree.fqn(e.path));
     w.StartObject();
@@ -388,11 +389,11 @@ void WriteOwned(Writer& w, const Outcome& outcome) {
   WriteItems(w, expected.size(), /*members=*/false, [&](size_t i, Json& json) { String(json, expected[i]); });
   Key(w, "required");
   w.StartObject();
-  WriteItems(w, owned.entries.size(), /*members=*/true, [&](size_t i, Json& json) {
-    const Owner& e = owned.entries[i];
+  WriteItems(w, outcome.owners.size(), /*members=*/true, [&](size_t i, Json& json) {
+    const Owner& e = outcome.owners[i];
     Key(json, tree.fqn(e.path));
     absl::InlinedVector<std::string_view, 4> names;
-    for (ParamId p : owned.declared.Required(e)) names.push_back(doc.Name(doc.parameters[p].id));
+    for (ParamId p : outcome.declared.Required(e)) names.push_back(doc.Name(doc.parameters[p].id));
     std::sort(names.begin(), names.end());
     json.StartArray();
     for (std::string_view n : names) String(json, n);
@@ -463,6 +464,31 @@ std::string ResultToJson(const Result& result) {
   std::ostringstream out;
   WriteResultJson(result, out);
   return std::move(out).str();
+}
+
+OwnerLayouts OwnersView::Layouts() const {
+  const Document& doc = *outcome_->document;
+  OwnerLayouts layouts;
+  layouts.of_owner.reserve(outcome_->owners.size());
+  // As WriteOwned does: an owner whose claims dropped no param prints its
+  // layout as stored, the same text for every owner that shares the body.
+  absl::flat_hash_map<const LayoutBody*, size_t> written;
+  for (const Owner& e : outcome_->owners) {
+    const bool as_stored = AsStored(e, outcome_->declared);
+    if (as_stored) {
+      if (auto it = written.find(e.layout->body); it != written.end()) {
+        layouts.of_owner.push_back(it->second);
+        continue;
+      }
+      written.emplace(e.layout->body, layouts.texts.size());
+    }
+    rapidjson::StringBuffer buffer;
+    Json json(buffer);
+    WriteOwnedLayout(json, doc, e, outcome_->declared);
+    layouts.of_owner.push_back(layouts.texts.size());
+    layouts.texts.emplace_back(buffer.GetString(), buffer.GetSize());
+  }
+  return layouts;
 }
 
 }  // namespace shardplan

@@ -31,4 +31,27 @@ std::vector<std::vector<PathId>> MatchingPaths(const ModuleTree& tree, const std
   return matches;
 }
 
+std::vector<uint32_t> NativePatterns(const ModuleTree& tree, absl::Span<const Owner> owners) {
+  const Document& doc = tree.doc();
+  std::vector<uint32_t> patterns(owners.size(), kNotNative);
+  std::vector<std::vector<Glob>> globs(doc.native.size());  // per request, compiled when first needed
+  for (size_t i = 0; i < owners.size(); ++i) {
+    const Origin& origin = owners[i].layout->origin;
+    if (origin.kind != Origin::Kind::kNativeSharding) continue;
+    const NativeRequest& request = doc.native[origin.index];
+    std::vector<Glob>& compiled = globs[origin.index];
+    if (compiled.empty()) {
+      for (NameId pattern : request.match) compiled.emplace_back(doc.Name(pattern));
+    }
+    const std::string_view fqn = tree.fqn(owners[i].path);
+    for (uint32_t k = 0; k < compiled.size(); ++k) {
+      if (compiled[k].Matches(fqn)) {
+        patterns[i] = k;
+        break;
+      }
+    }
+  }
+  return patterns;
+}
+
 }  // namespace shardplan

@@ -1,11 +1,15 @@
 // Which module paths native requests' glob patterns hit (spec section 4 step
-// 4): fnmatch over every FQN, as the reference's named_modules loop does.
+// 4): fnmatch over every FQN, as the reference's named_modules loop does;
+// and which pattern added each native owner.
 #ifndef SHARDPLAN_CORE_OWNERSHIP_NATIVE_MATCH_H_
 #define SHARDPLAN_CORE_OWNERSHIP_NATIVE_MATCH_H_
 
+#include <cstdint>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "core/model/module_tree.h"
+#include "core/ownership/owners.h"
 #include "core/text/glob.h"
 
 namespace shardplan {
@@ -14,6 +18,16 @@ namespace shardplan {
 // order; none for a literal pattern (the caller resolves it by name).
 // Patterns are matched in parallel over chunks of paths.
 std::vector<std::vector<PathId>> MatchingPaths(const ModuleTree& tree, const std::vector<Glob>& globs);
+
+// Per owner of `owners` (entries CollectOwners added from `tree`'s
+// document): for a native request's owner, the index in the request's
+// `match` of the pattern that added it; kNotNative for any other owner.
+// That pattern is the first of the request's that matches the owner's FQN:
+// CollectOwners adds a module at the request's first hit of it, patterns in
+// order and each pattern's hits in path order, so no earlier pattern hits
+// the path it adds the module at. Matches only the native owners' FQNs.
+inline constexpr uint32_t kNotNative = UINT32_MAX;
+std::vector<uint32_t> NativePatterns(const ModuleTree& tree, absl::Span<const Owner> owners);
 
 }  // namespace shardplan
 

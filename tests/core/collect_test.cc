@@ -1,4 +1,5 @@
 #include "core/ownership/collect.h"
+#include "core/ownership/native_match.h"
 #include "core/ownership/nesting.h"
 
 #include <algorithm>
@@ -114,7 +115,8 @@ TEST(CollectTest, PatternsOfOneRequestMatchOnTheirOwn) {
 // module with an owner already is multiple-owners, a pattern without a hit
 // native-no-match. Whether a request's hits are all added (checked and
 // reserved in parallel) or not, and with a shared module or without, the
-// owners and diagnostics are those of that rule, applied one hit at a time.
+// owners and diagnostics are those of that rule, applied one hit at a time,
+// and NativePatterns names the pattern that added each owner.
 TEST(CollectTest, NativeRequestsAddEachModuleOnceInPatternOrder) {
   const std::vector<std::vector<std::string>> requests = {
       {"blocks.2?", "nothing*", "blocks.3*.lin"},  // all added
@@ -151,6 +153,7 @@ TEST(CollectTest, NativeRequestsAddEachModuleOnceInPatternOrder) {
 
     // The rule, one hit at a time.
     std::vector<PathId> want;
+    std::vector<uint32_t> want_patterns;  // per owner, the pattern that added it
     std::vector<std::string> want_found;  // code and pointer (or FQN)
     std::vector<int> owner_of(parsed.document->modules.size(), -1);  // request
     for (size_t r = 0; r < requests.size(); ++r) {
@@ -170,6 +173,7 @@ TEST(CollectTest, NativeRequestsAddEachModuleOnceInPatternOrder) {
           }
           owner_of[m] = static_cast<int>(r);
           want.push_back(p);
+          want_patterns.push_back(static_cast<uint32_t>(k));
         }
         if (!any) want_found.push_back(absl::StrCat("native-no-match /providers/native/", r, "/match/", k));
       }
@@ -180,6 +184,7 @@ TEST(CollectTest, NativeRequestsAddEachModuleOnceInPatternOrder) {
     DiagnosticSink sink;
     EXPECT_FALSE(CollectOwners(tree, owners, sink));
     EXPECT_EQ(OwnerPaths(owners), want) << shared;
+    EXPECT_EQ(NativePatterns(tree, owners.InOrder()), want_patterns) << shared;
     std::vector<std::string> found;
     for (const Diagnostic& d : sink.Take()) {
       found.push_back(absl::StrCat(d.code, " ", d.code == "native-no-match" ? *d.pointer : *d.fqn));

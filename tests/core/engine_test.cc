@@ -65,14 +65,15 @@ TEST(EngineTest, TiedParameterWithEqualPlacementBecomesAnAlias) {
   EXPECT_EQ(owned.aliases[0].second, "head.weight");
   EXPECT_EQ(OwnedNames(r), (std::vector<std::string>{"embed.weight", "head.weight"}));
   // The later claimant's declaration is dropped; the first stays canonical.
-  ASSERT_EQ(owned.entries.size(), 2u);
-  EXPECT_EQ(r.outcome->tree->fqn(owned.entries[1].path), "head");
+  const std::vector<Owner>& owners = r.outcome->owners;
+  const Declarations& declared = r.outcome->declared;
+  ASSERT_EQ(owners.size(), 2u);
+  EXPECT_EQ(r.outcome->tree->fqn(owners[1].path), "head");
   using Outcome = Declarations::Outcome;
-  EXPECT_EQ(std::vector<Outcome>(owned.declared.OutcomesOf(owned.entries[1]).begin(),
-                                 owned.declared.OutcomesOf(owned.entries[1]).end()),
+  EXPECT_EQ(std::vector<Outcome>(declared.OutcomesOf(owners[1]).begin(), declared.OutcomesOf(owners[1]).end()),
             std::vector<Outcome>{Outcome::kDropped});
-  EXPECT_TRUE(owned.declared.Required(owned.entries[1]).empty());
-  EXPECT_EQ(owned.declared.Required(owned.entries[0]).size(), 1u);
+  EXPECT_TRUE(declared.Required(owners[1]).empty());
+  EXPECT_EQ(declared.Required(owners[0]).size(), 1u);
 }
 
 // One owner naming a tied parameter twice: the second name is dropped, and
@@ -81,16 +82,17 @@ TEST(EngineTest, AnOwnersDeclarationsRecordWhatClaimsMadeOfEach) {
   Result r = CheckDoc(Doc(R"J({"sharding": {"": {"params": {"norm.weight": {"tp": "R"},
       "embed.weight": {"tp": "S(0)"}, "head.weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}}}})J"));
   ASSERT_TRUE(r.ok) << r.diagnostics[0].message;
-  const Owned& owned = *r.outcome->owned;
-  ASSERT_EQ(owned.entries.size(), 1u);
-  const Owner& root = owned.entries[0];
+  ASSERT_TRUE(r.outcome->owned.has_value());
+  const Declarations& declared = r.outcome->declared;
+  ASSERT_EQ(r.outcome->owners.size(), 1u);
+  const Owner& root = r.outcome->owners[0];
   using Outcome = Declarations::Outcome;
-  const absl::Span<const ParamId> params = owned.declared.ParamsOf(root);
-  const absl::Span<const Outcome> outcomes = owned.declared.OutcomesOf(root);
+  const absl::Span<const ParamId> params = declared.ParamsOf(root);
+  const absl::Span<const Outcome> outcomes = declared.OutcomesOf(root);
   EXPECT_EQ(std::vector<ParamId>(params.begin(), params.end()), (std::vector<ParamId>{1, 0, 0}));
   EXPECT_EQ(std::vector<Outcome>(outcomes.begin(), outcomes.end()),
             (std::vector<Outcome>{Outcome::kRequired, Outcome::kRequired, Outcome::kDropped}));
-  EXPECT_EQ(owned.declared.Required(root), (SmallVector<ParamId>{0, 1}));
+  EXPECT_EQ(declared.Required(root), (SmallVector<ParamId>{0, 1}));
   const std::string json = ResultToJson(r);
   EXPECT_NE(json.find(R"J("specs":{"":{"params":{"norm.weight":{"tp":"R"},"embed.weight":{"tp":"S(0)"}},)J"),
             std::string::npos)
@@ -116,7 +118,7 @@ TEST(EngineTest, RootLevelOwnerHasEmptyFqnAndNamesParametersWithoutPrefix) {
   Result r = CheckDoc(Doc(R"J({"sharding": {"": {"params": {"embed.weight": {"tp": "R"}, "norm.weight": {}},
                                            "in_src": {"input_ids": {}}, "in_dst": {"input_ids": {}}}}})J"));
   ASSERT_TRUE(r.ok) << r.diagnostics[0].message;
-  EXPECT_EQ(r.outcome->tree->fqn(r.outcome->owned->entries[0].path), "");
+  EXPECT_EQ(r.outcome->tree->fqn(r.outcome->owners[0].path), "");
   EXPECT_EQ(OwnedNames(r), (std::vector<std::string>{"embed.weight", "head.weight", "norm.weight"}));
   ASSERT_EQ(r.outcome->owned->aliases.size(), 1u);
   EXPECT_EQ(r.outcome->owned->aliases[0].second, "head.weight");
@@ -223,8 +225,8 @@ TEST(EngineTest, LeafOwnersDeclaringTheirSlotsInOrderAreClaimedAsTheOthers) {
     Result r = check(declared);
     ASSERT_TRUE(r.ok) << declared << ": " << r.diagnostics[0].message;
     const Owned& owned = *r.outcome->owned;
-    const absl::Span<const ParamId> params = owned.declared.ParamsOf(owned.entries[0]);
-    const absl::Span<const Outcome> outcomes = owned.declared.OutcomesOf(owned.entries[0]);
+    const absl::Span<const ParamId> params = r.outcome->declared.ParamsOf(r.outcome->owners[0]);
+    const absl::Span<const Outcome> outcomes = r.outcome->declared.OutcomesOf(r.outcome->owners[0]);
     const bool in_order = std::string_view(declared).find("bias") < std::string_view(declared).find("again");
     EXPECT_EQ(std::vector<ParamId>(params.begin(), params.end()), (std::vector<ParamId>{0, 1, 1})) << declared;
     EXPECT_EQ(std::vector<Outcome>(outcomes.begin(), outcomes.end()),
@@ -302,7 +304,7 @@ TEST(EngineTest, NativeOwnersComeInRequestPatternAndPathOrder) {
     r = CheckDoc(absl::StrReplaceAll(json, {{R"(, "layers.9*")", ""}}));
     ASSERT_TRUE(r.ok) << head;
     std::vector<std::string> owners;
-    for (const auto& entry : r.outcome->owned->entries) owners.emplace_back(r.outcome->tree->fqn(entry.path));
+    for (const auto& entry : r.outcome->owners) owners.emplace_back(r.outcome->tree->fqn(entry.path));
     EXPECT_EQ(owners, (std::vector<std::string>{"layers.2.mlp", "norm", head, "layers.0.mlp", "layers.1.mlp"}));
   }
 }

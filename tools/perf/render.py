@@ -783,7 +783,8 @@ def render_wasm(w, x, mach):
                      f"{ms(x['browser_engine_s'])} against {ms(x[key])}"])
     w(table(["budget", "limit", "measured", "", "detail"], rows))
     w("")
-    w("The browser's figure is `Shardplan.check`: parse, check, the result JSON and `JSON.parse` of it; the "
+    w("The browser's figure is what the page's worker runs, `Shardplan.checkDetails`: parse, check, the result "
+      "JSON and `JSON.parse` of it, and the owners and owned parameters read through the C ABI; the "
       "native run doing the same work is `shardplan check --format json`, which writes the result JSON "
       f"({mb(x['result_json_bytes'])} MB on this document). The CLI's default summary text skips the result JSON: "
       f"against it ({ms(x['native_threads1_s'])} with 1 thread, {ms(x['native_all_s'])} on all cores) the browser "

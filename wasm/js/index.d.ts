@@ -158,6 +158,52 @@ export interface PlanResult extends CheckResult {
   collectives?: Partial<Record<Collective, Record<string, number>>>;
 }
 
+/**
+ * One owner of a module-owned layout as the engine collected it (spec section 4 steps 1-4; the C
+ * ABI's sp_owner). Kept also when the check failed after collection; what collection refused
+ * (unknown-module, multiple-owners, native-overlaps-family) is no owner.
+ */
+export interface Owner {
+  /** The owned module path ("" is the root). */
+  fqn: string;
+  /** "model" (a model provider), "family" or "native" (a native request's match). */
+  kind: 'model' | 'family' | 'native';
+  /** A native owner's request: its index in providers.native; null for other owners. */
+  nativeRequest: number | null;
+  /** The request's pattern that added it (the first of its `match` that matches fqn); null for other owners. */
+  nativePattern: string | null;
+  /**
+   * Its layout as the result prints owned.specs: the document's (a family's cached one when it has
+   * one) less the params of a tied parameter another owner claims with the same placement, with
+   * normalized out_names. Frozen; owners that share a layout in the document share the object.
+   */
+  layout: Readonly<Layout>;
+  /** The JSON pointer of the layout in the document, e.g. "/providers/sharding/lm_head". */
+  pointer: string;
+}
+
+/** One owned parameter slot of an ok result (an entry of owned.owned_names; sp_owned_parameter). */
+export interface OwnedParameter {
+  /** The slot's full name, e.g. "lm_head.weight". */
+  name: string;
+  /** The parameter's canonical full name: `name`, unless the slot is another name of a tied parameter. */
+  canonical: string;
+  /** The index in `owners` of the owner that claimed the parameter first, whose layout places it. */
+  owner: number;
+  /** Its placement per mesh axis as that layout lists them (axis -> "S(0)", "R", "P", ...). Frozen, shared. */
+  placements: Readonly<Record<string, string>>;
+}
+
+/** What checkDetails() and planDetails() return. */
+export interface Details<R extends CheckResult = CheckResult> {
+  /** check()'s (or plan()'s) result object. */
+  result: R;
+  /** The owners in entry order (owned.specs' order when the result is ok); [] for an invalid document. */
+  owners: Owner[];
+  /** The owned parameter slots in the module tree's order; [] unless result.ok. */
+  parameters: OwnedParameter[];
+}
+
 /** One instance of the engine. Get it with load(); every method is synchronous. */
 export class Shardplan {
   /**
@@ -182,6 +228,14 @@ export class Shardplan {
   planJson(text: DocumentInput, options?: CheckOptions | null): string;
   /** The verdict and the diagnostics only, without building the result JSON (faster for big models). */
   checkDiagnostics(text: DocumentInput, options?: CheckOptions | null): { ok: boolean; diagnostics: Diagnostic[] };
+  /**
+   * check(), plus who owns what as the engine decided it, through the C ABI's owner accessors: the
+   * owners (also of a failed check) and the owned parameters with their placements. Throws
+   * ShardplanError INCOMPATIBLE_ABI for an engine older than release 0.6.
+   */
+  checkDetails(text: DocumentInput, options?: CheckOptions | null): Details<CheckResult>;
+  /** plan(), plus the owners and owned parameters of checkDetails(). */
+  planDetails(text: DocumentInput, options?: CheckOptions | null): Details<PlanResult>;
 }
 
 /** Loads the engine once (later calls give the same instance, unless it aborted). */
@@ -192,3 +246,9 @@ export function check(text: DocumentInput, options?: CheckOptions | null): Promi
 
 /** load(), then plan(). */
 export function plan(text: DocumentInput, options?: CheckOptions | null): Promise<PlanResult>;
+
+/** load(), then checkDetails(). */
+export function checkDetails(text: DocumentInput, options?: CheckOptions | null): Promise<Details<CheckResult>>;
+
+/** load(), then planDetails(). */
+export function planDetails(text: DocumentInput, options?: CheckOptions | null): Promise<Details<PlanResult>>;

@@ -70,8 +70,22 @@ const S_CHECK_OPTIONS = 32; // sp_check_options            (u32: 4 bytes)
 const S_OUT_DOCUMENT = 36; // sp_document*                 (4 bytes)
 const S_OUT_RESULT = 40; //   sp_result*                   (4 bytes)
 const S_OUT_VALUE = 44; //    int / size_t / sp_str        (8 bytes)
-const S_DIAGNOSTIC = 56; //   sp_diagnostic                (44 bytes: 5 sp_str + 1 int)
+const S_RECORD = 56; //       sp_diagnostic (5 sp_str + 1 int), sp_owner (5 sp_str + 1 size_t) or
+//                           sp_owned_parameter (3 sp_str + 1 size_t): 44 bytes at most
 const SCRATCH_BYTES = 104;
+
+// Field offsets of sp_owner and sp_owned_parameter (wasm32: sp_str 8 bytes, size_t 4).
+const OWNER_FQN = 0;
+const OWNER_KIND = 8;
+const OWNER_NATIVE_REQUEST = 16;
+const OWNER_NATIVE_PATTERN = 20;
+const OWNER_LAYOUT = 28;
+const OWNER_POINTER = 36;
+const PARAMETER_NAME = 0;
+const PARAMETER_CANONICAL = 8;
+const PARAMETER_OWNER = 16;
+const PARAMETER_PLACEMENTS = 20;
+const SIZE_MAX = U32_MAX; // (size_t)-1 on wasm32: sp_owner.native_request of an owner that is not native
 
 // What #withResult runs on the parsed document: sp_document_check or sp_document_plan.
 const CHECK = 0;
@@ -118,6 +132,15 @@ function readOptions(options) {
     maxFqnBytes: unsignedOption(options, 'maxFqnBytes', U64_MAX),
     maxJsonDepth: unsignedOption(options, 'maxJsonDepth', BigInt(U32_MAX))[0],
   };
+}
+
+// Freezes `value` and everything in it (a parsed JSON value: objects, arrays, primitives).
+function deepFreeze(value) {
+  if (value !== null && typeof value === 'object') {
+    for (const key of Object.keys(value)) deepFreeze(value[key]);
+    Object.freeze(value);
+  }
+  return value;
 }
 
 function toBytes(text) {
@@ -211,7 +234,7 @@ export class Shardplan {
       this.#call(m._sp_result_diagnostic_count(result, out));
       const count = m.HEAPU32[out >>> 2];
       const diagnostics = [];
-      const d = scratch + S_DIAGNOSTIC;
+      const d = scratch + S_RECORD;
       for (let i = 0; i < count; i++) {
         this.#call(m._sp_result_diagnostic(result, i, d));
         diagnostics.push({
@@ -225,6 +248,78 @@ export class Shardplan {
       }
       return { ok, diagnostics };
     });
+  }
+
+  /**
+   * Like check(), and also reads what the engine found about ownership through the C ABI's owner
+   * accessors: `{result, owners, parameters}`. `result` is check()'s object. `owners` are the
+   * owners as the engine collected them (sp_result_owner), in entry order, also when the check
+   * failed after collection: `{fqn, kind, nativeRequest, nativePattern, layout, pointer}`.
+   * `parameters` are the owned parameter slots of an ok result (sp_result_owned_parameter; empty
+   * otherwise), in the module tree's order: `{name, canonical, owner, placements}`, `owner` being
+   * an index into `owners`. Layouts and placements are frozen objects, shared between the owners
+   * (and parameters) that share them in the engine.
+   */
+  checkDetails(text, options) {
+    return this.#withResult(text, options, (m, scratch, result) => this.#details(m, scratch, result));
+  }
+
+  /** Like plan(), with the owners and owned parameters of checkDetails(). */
+  planDetails(text, options) {
+    return this.#withResult(text, options, (m, scratch, result) => this.#details(m, scratch, result), PLAN);
+  }
+
+  #details(m, scratch, result) {
+    if (typeof m._sp_result_owner !== 'function') {
+      throw new ShardplanError(
+        ErrorCode.INCOMPATIBLE_ABI,
+        'this shardplan engine cannot list owners: it exports no sp_result_owner (it was built before ' +
+          'release 0.6). Use the shardplan.mjs built from the same source tree as this index.mjs.',
+      );
+    }
+    const out = scratch + S_OUT_VALUE;
+    this.#call(m._sp_result_json(result, out));
+    const details = { result: JSON.parse(this.#str(out)), owners: [], parameters: [] };
+    // Equal layouts and placements share their bytes in the engine: each is decoded once.
+    const shared = new Map();
+    const sharedValue = (addr, convert) => {
+      const data = m.HEAPU32[addr >>> 2];
+      let value = shared.get(data);
+      if (value === undefined) {
+        value = convert(this.#str(addr));
+        shared.set(data, value);
+      }
+      return value;
+    };
+    const frozenJson = (text) => deepFreeze(JSON.parse(text));
+    const same = (text) => text;
+    const r = scratch + S_RECORD;
+    this.#call(m._sp_result_owner_count(result, out));
+    const owners = m.HEAPU32[out >>> 2];
+    for (let i = 0; i < owners; i++) {
+      this.#call(m._sp_result_owner(result, i, r));
+      const request = m.HEAPU32[(r + OWNER_NATIVE_REQUEST) >>> 2];
+      details.owners.push({
+        fqn: this.#str(r + OWNER_FQN),
+        kind: sharedValue(r + OWNER_KIND, same),
+        nativeRequest: request === SIZE_MAX ? null : request,
+        nativePattern: this.#str(r + OWNER_NATIVE_PATTERN),
+        layout: sharedValue(r + OWNER_LAYOUT, frozenJson),
+        pointer: this.#str(r + OWNER_POINTER),
+      });
+    }
+    this.#call(m._sp_result_owned_parameter_count(result, out));
+    const parameters = m.HEAPU32[out >>> 2];
+    for (let i = 0; i < parameters; i++) {
+      this.#call(m._sp_result_owned_parameter(result, i, r));
+      details.parameters.push({
+        name: this.#str(r + PARAMETER_NAME),
+        canonical: this.#str(r + PARAMETER_CANONICAL),
+        owner: m.HEAPU32[(r + PARAMETER_OWNER) >>> 2],
+        placements: sharedValue(r + PARAMETER_PLACEMENTS, frozenJson),
+      });
+    }
+    return details;
   }
 
   // Parses and checks (or plans: mode PLAN) `text`, then calls read(module, scratch,
@@ -371,4 +466,14 @@ export async function check(text, options) {
 /** load() then plan(): the planned shardplan.result.v1 object for `text`. */
 export async function plan(text, options) {
   return (await load()).plan(text, options);
+}
+
+/** load() then checkDetails(): the result, the owners and the owned parameters of `text`. */
+export async function checkDetails(text, options) {
+  return (await load()).checkDetails(text, options);
+}
+
+/** load() then planDetails(): the planned result, the owners and the owned parameters of `text`. */
+export async function planDetails(text, options) {
+  return (await load()).planDetails(text, options);
 }

@@ -289,6 +289,10 @@ async function countedInstance(overrides = {}) {
     _sp_result_diagnostic_count: returnsError(engine._sp_result_diagnostic_count),
     _sp_result_diagnostic: returnsError(engine._sp_result_diagnostic),
     _sp_result_json: returnsError(engine._sp_result_json),
+    _sp_result_owner_count: returnsError(engine._sp_result_owner_count),
+    _sp_result_owner: returnsError(engine._sp_result_owner),
+    _sp_result_owned_parameter_count: returnsError(engine._sp_result_owned_parameter_count),
+    _sp_result_owned_parameter: returnsError(engine._sp_result_owned_parameter),
     _sp_error_delete: (e) => {
       assert.ok(live.error.delete(e), `delete of unknown error ${e}`);
       engine._sp_error_delete(e);
@@ -316,6 +320,12 @@ describe('errors and freeing', () => {
     instance.plan('{');
     instance.plan(TINY_PLAN, { maxPaths: 3 });
     assert.throws(() => instance.plan(TINY_PLAN, { maxJsonDepth: -1 }));
+    instance.checkDetails(OK);
+    instance.checkDetails(BROKEN);
+    instance.checkDetails('{');
+    instance.planDetails(PLAN_DOC);
+    instance.planDetails(TINY_PLAN);
+    assert.throws(() => instance.checkDetails(OK, { maxPaths: -1 }));
     assertAllFreed();
   });
 
@@ -505,6 +515,121 @@ describe('planning', () => {
   });
 });
 
+describe('owners and owned parameters (checkDetails, planDetails)', () => {
+  const summary = (owners) => owners.map((o) => [o.fqn, o.kind, o.nativeRequest, o.nativePattern, o.pointer]);
+
+  test('the passing example: its owners are owned.specs, with their kind and origin', () => {
+    const { result, owners, parameters } = sp.checkDetails(OK);
+    assert.deepEqual(result, sp.check(OK));
+    assert.deepEqual(summary(owners), [
+      ['embed_tokens', 'model', null, null, '/providers/sharding/embed_tokens'],
+      ['lm_head', 'model', null, null, '/providers/sharding/lm_head'],
+      ['layers.0.self_attn', 'family', null, null, '/modules/layers.0.self_attn/family/sharding'],
+      ['layers.1.self_attn', 'family', null, null, '/modules/layers.1.self_attn/family/sharding'],
+      ['layers.0.mlp', 'native', 0, 'layers.*.mlp', '/providers/native/0/sharding'],
+      ['layers.1.mlp', 'native', 0, 'layers.*.mlp', '/providers/native/0/sharding'],
+    ]);
+    assert.deepEqual(owners.map((o) => o.fqn), Object.keys(result.owned.specs));
+    for (const o of owners) assert.deepEqual(o.layout, result.owned.specs[o.fqn], o.fqn);
+    // The tied lm_head.weight is dropped from lm_head's layout, as in the result.
+    assert.deepEqual(owners[1].layout.params, {});
+    // One request's owners share its layout, frozen.
+    assert.equal(owners[4].layout, owners[5].layout);
+    assert.ok(Object.isFrozen(owners[4].layout) && Object.isFrozen(owners[4].layout.params));
+    assert.throws(() => { owners[4].layout.params.x = {}; }, TypeError);
+
+    assert.deepEqual(parameters.map((p) => p.name).sort(), result.owned.owned_names);
+    // In the module tree's order: embed_tokens first, lm_head last.
+    assert.equal(parameters[0].name, 'embed_tokens.weight');
+    const last = parameters.at(-1);
+    assert.deepEqual({ ...last, owner: owners[last.owner].fqn }, {
+      name: 'lm_head.weight', canonical: 'embed_tokens.weight', owner: 'embed_tokens', placements: { dp: 'R', tp: 'S(0)' },
+    });
+    assert.equal(last.placements, parameters[0].placements); // equal placements, one object
+    const aliases = parameters.filter((p) => p.canonical !== p.name).map((p) => [p.canonical, p.name]);
+    assert.deepEqual(aliases, result.owned.aliases);
+    const oProj = parameters.find((p) => p.name === 'layers.1.self_attn.o_proj.weight');
+    assert.equal(owners[oProj.owner].fqn, 'layers.1.self_attn');
+    assert.deepEqual(oProj.placements, { dp: 'R', tp: 'S(1)' });
+    assert.equal(owners[parameters.find((p) => p.name === 'layers.0.mlp.up_proj.weight').owner].kind, 'native');
+  });
+
+  test('the failing example: its owners as collected, no owned parameter', async () => {
+    const details = await api.checkDetails(BROKEN); // the module-level checkDetails() too
+    assert.equal(details.result.ok, false);
+    assert.deepEqual(details.result, sp.check(BROKEN));
+    // Its native pattern matches no module: no native owner.
+    assert.deepEqual(summary(details.owners), [
+      ['embed_tokens', 'model', null, null, '/providers/sharding/embed_tokens'],
+      ['lm_head', 'model', null, null, '/providers/sharding/lm_head'],
+      ['layers.0.self_attn', 'family', null, null, '/modules/layers.0.self_attn/family/sharding'],
+      ['layers.1.self_attn', 'family', null, null, '/modules/layers.1.self_attn/family/sharding'],
+    ]);
+    // lm_head's conflicting placement is not dropped; layers.1.self_attn keeps its unknown axis.
+    assert.deepEqual(details.owners[1].layout.params, { weight: { dp: 'R', tp: 'S(1)' } });
+    assert.deepEqual(details.owners[3].layout.params['o_proj.weight'], { pp: 'R', tp: 'S(1)' });
+    assert.deepEqual(details.parameters, []);
+  });
+
+  test('a native owner names its request and the pattern that added it', () => {
+    const doc = JSON.parse(OK);
+    // Request 0 now hits layer 1 by its first pattern and layer 0 by its second.
+    doc.providers.native[0].match = ['layers.1.mlp', 'layers.[01].mlp'];
+    const { result, owners } = sp.checkDetails(JSON.stringify(doc));
+    assert.equal(result.ok, true);
+    assert.deepEqual(summary(owners).slice(4), [
+      ['layers.1.mlp', 'native', 0, 'layers.1.mlp', '/providers/native/0/sharding'],
+      ['layers.0.mlp', 'native', 0, 'layers.[01].mlp', '/providers/native/0/sharding'],
+    ]);
+  });
+
+  test('an invalid document has no owner', () => {
+    for (const text of ['{', '', '[1, 2]']) {
+      const details = sp.checkDetails(text);
+      assert.deepEqual(details.result, sp.check(text));
+      assert.deepEqual([details.owners, details.parameters], [[], []]);
+    }
+  });
+
+  test('planDetails: the planned result with the owners', async () => {
+    const details = sp.planDetails(PLAN_DOC);
+    assert.deepEqual(details.result, sp.plan(PLAN_DOC));
+    assert.deepEqual(summary(details.owners), [['embed', 'model', null, null, '/providers/sharding/embed']]);
+    // Templates own nothing: only the owner's parameter is an owned name.
+    assert.deepEqual(details.parameters, [{ name: 'embed.weight', canonical: 'embed.weight', owner: 0, placements: { tp: 'S(0)' } }]);
+    assert.deepEqual(await api.planDetails(PLAN_DOC), details);
+  });
+
+  test('on every conformance case the owners and parameters agree with the result JSON', () => {
+    let ok = 0;
+    for (const name of readdirSync(CASES).filter((n) => n.endsWith('.json')).sort()) {
+      const { result, owners, parameters } = sp.checkDetails(readFileSync(join(CASES, name)));
+      assert.deepEqual(result, sp.check(readFileSync(join(CASES, name))), name);
+      if (!result.ok) {
+        assert.deepEqual(parameters, [], name);
+        continue;
+      }
+      ok++;
+      assert.deepEqual(owners.map((o) => o.fqn), Object.keys(result.owned.specs), name);
+      for (const o of owners) assert.deepEqual(o.layout, result.owned.specs[o.fqn], `${name}: ${o.fqn}`);
+      assert.deepEqual(parameters.map((p) => p.name).sort(), result.owned.owned_names, name);
+      assert.deepEqual(parameters.filter((p) => p.canonical !== p.name).map((p) => [p.canonical, p.name]),
+        result.owned.aliases, name);
+      for (const p of parameters) assert.ok(p.owner < owners.length, name);
+    }
+    assert.ok(ok >= 10, `${ok} passing cases`);
+  });
+
+  test('an engine without the owner accessors is refused by checkDetails() only', async () => {
+    const engine = await createEngine();
+    const old = Object.create(engine, { _sp_result_owner: { value: undefined } });
+    const instance = new api.Shardplan(old);
+    assert.equal(instance.check(OK).ok, true);
+    assertShardplanError(() => instance.checkDetails(OK), 'INCOMPATIBLE_ABI', /no sp_result_owner/);
+    assertShardplanError(() => instance.planDetails(PLAN_DOC), 'INCOMPATIBLE_ABI', /no sp_result_owner/);
+  });
+});
+
 describe('a large document', () => {
   test('a ~2 MB model checks ok', () => {
     const text = tinyLlamaWithLayers(500);
@@ -521,7 +646,7 @@ describe('a large document', () => {
 describe('README.md', () => {
   // Runs the ```js block of a README section and compares its output with the ```text block
   // that follows it ("$ node FILE" then the output).
-  for (const [heading, file] of [['Example', 'example.mjs'], ['Planning', 'plan.mjs']]) {
+  for (const [heading, file] of [['Example', 'example.mjs'], ['Planning', 'plan.mjs'], ['Who owns what', 'owners.mjs']]) {
     test(`the ${heading} section's output is the one shown`, () => {
       const readme = readFileSync(join(npmDir(), 'README.md'), 'utf8');
       const at = readme.indexOf(`\n## ${heading}\n`);

@@ -206,10 +206,29 @@ test('the failing example: four diagnostics, and a click reveals lm_head', { tim
   assert.ok(inView, 'lm_head is scrolled into view');
   assert.match(await page.textContent('[data-testid=module-details]'), /lm_head/);
 
+  // The check failed, yet the engine collected its owners: the two model providers and the two
+  // families (the native pattern 'layer.*.mlp' matches nothing: no native owner).
+  assert.equal(await lmHead.getAttribute('data-kind'), 'provider');
+  assert.equal(await node('layers.0.self_attn').getAttribute('data-kind'), 'family');
+  assert.equal(await node('layers.0.mlp').getAttribute('data-kind'), 'unowned');
+  const byKind = Object.fromEntries(await page.$$eval('[data-testid=owner-count]',
+    (els) => els.map((e) => [e.dataset.kind, e.dataset.value])));
+  assert.deepEqual(byKind, { provider: '2', family: '2', native: '0' });
+  assert.equal(await page.getAttribute('[data-testid=summary] [data-key=owners]', 'data-value'), '4');
+  assert.match(await page.textContent('[data-testid=summary] [data-key=owners]'), /as collected/);
+  // lm_head's collected layout places its weight S(1) on tp: the conflicting placement.
+  const lmWeight = lmHead.locator(':scope > ul > .params [data-testid=param][data-param=weight]');
+  assert.match((await lmWeight.textContent()).replace(/\s+/g, ' '), /tp\s*S\(1\)/);
+  assert.match(await page.textContent('[data-testid=module-details] [data-testid=owner-source]'),
+    /\/providers\/sharding\/lm_head.*as collected/);
+
   // ports-mismatch names a family module: its node is revealed too.
   await page.click('[data-testid=diagnostic][data-code=ports-mismatch]');
   assert.equal(await node('layers.0.self_attn').getAttribute('data-highlighted'), 'true');
   assert.equal(await lmHead.getAttribute('data-highlighted'), null);
+  assert.match(await page.textContent('[data-testid=module-details] [data-testid=owner-source]'),
+    /\/modules\/layers\.0\.self_attn\/family\/sharding/);
+  await page.locator('[data-testid=module-details] [data-testid=owner-layout]').getByText('in_src').waitFor();
   await page.click('[data-testid=diagnostic][data-code=shared-conflict]');
   await page.waitForTimeout(1300); // let the reveal flash fade before the screenshot
   await page.screenshot({ path: path.join(outputs, 'failing-example.png'), fullPage: true });
@@ -232,13 +251,23 @@ test('the passing example: no diagnostics, owners colored by kind, the mesh', { 
   assert.equal(c.own, c.legend, 'embed_tokens has the legend color of a model provider');
   assert.notEqual((await swatchColors('layers.0.self_attn', 'family')).own, c.own);
 
-  // Owned parameters with their placements, and the tied alias.
+  // Owned parameters with their placements, and the tied alias: lm_head.weight is placed by
+  // embed_tokens (S(0) on tp, not lm_head's own declaration).
   const q = attn.locator(':scope > ul > .params [data-testid=param][data-param="q_proj.weight"]');
   assert.match((await q.textContent()).replace(/\s+/g, ' '), /dp\s*R.*tp\s*S\(0\)/);
   const tied = node('lm_head').locator(':scope > ul > .params [data-testid=param][data-param=weight]');
-  assert.match(await tied.textContent(), /embed_tokens\.weight/);
+  assert.match(await tied.textContent(), /tied to embed_tokens\.weight/);
+  assert.match((await tied.textContent()).replace(/\s+/g, ' '), /tp\s*S\(0\)/);
   const embed = node('embed_tokens').locator(':scope > ul > .params [data-testid=param][data-param=weight]');
-  assert.match(await embed.textContent(), /lm_head\.weight/);
+  assert.match(await embed.textContent(), /tied with lm_head\.weight/);
+  // The native request's owners, and their parameters.
+  const mlp = node('layers.1.mlp');
+  assert.equal(await mlp.getAttribute('data-kind'), 'native');
+  const down = mlp.locator(':scope > ul > .params [data-testid=param][data-param="down_proj.weight"]');
+  assert.match((await down.textContent()).replace(/\s+/g, ' '), /tp\s*S\(1\)/);
+  await mlp.locator(':scope > .trow [data-testid=tree-name]').click();
+  assert.equal(await page.textContent('[data-testid=module-details] [data-testid=owner-source]'),
+    'providers.native[0], pattern “layers.*.mlp” · /providers/native/0/sharding');
 
   // The mesh: axes in order with their sizes, and the device count.
   const axes = await page.$$eval('[data-testid=mesh] [data-testid=mesh-axis]',

@@ -5,8 +5,8 @@
 // Serves the site on 127.0.0.1 (ephemeral port), loads the page, then checks DOCUMENT N times
 // (default 3) through the page's file input, as a user opening the file would, and prints per run
 // and as the median:
-//   engine      the engine's check alone, measured inside the worker (Shardplan.check: parse,
-//               check and the result JSON);
+//   engine      the engine's check alone, measured inside the worker (Shardplan.checkDetails: parse,
+//               check, the result JSON, the owners and the owned parameters);
 //   worker      everything the worker does (read the file, check, JSON.parse the document for the
 //               tree, build the tree data);
 //   end to end  from posting the file to the worker until the result is rendered and painted;

@@ -53,30 +53,6 @@ const joinFqn = (base, name) => (base === '' ? name : `${base}.${name}`);
 const hasOwn = (o, k) => o != null && Object.prototype.hasOwnProperty.call(o, k);
 const nextFrame = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
 
-// Python fnmatch.fnmatchcase as a RegExp ('*' crosses dots).
-function globToRegExp(glob) {
-  let re = '';
-  for (let i = 0; i < glob.length; i++) {
-    const ch = glob[i];
-    if (ch === '*') re += '[\\s\\S]*';
-    else if (ch === '?') re += '[\\s\\S]';
-    else if (ch === '[') {
-      let j = i + 1;
-      if (j < glob.length && glob[j] === '!') j++;
-      if (j < glob.length && glob[j] === ']') j++;
-      while (j < glob.length && glob[j] !== ']') j++;
-      if (j >= glob.length) { re += '\\['; continue; }
-      let body = glob.slice(i + 1, j);
-      i = j;
-      let neg = false;
-      if (body.startsWith('!')) { neg = true; body = body.slice(1); }
-      body = body.replace(/\\/g, '\\\\').replace(/\^/g, '\\^').replace(/\[/g, '\\[').replace(/\]/g, '\\]');
-      re += `[${neg ? '^' : ''}${body}]`;
-    } else re += ch.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-  }
-  try { return new RegExp(`^(?:${re})$`, 'u'); } catch { return /(?!)/; }
-}
-
 // RFC 6901 pointer -> tokens.
 function pointerTokens(pointer) {
   if (typeof pointer !== 'string' || pointer === '' || pointer[0] !== '/') return [];
@@ -240,6 +216,8 @@ function buildView(msg, source, input) {
   const { result, tree } = msg;
   const diagnostics = Array.isArray(result.diagnostics) ? result.diagnostics : [];
   const owned = result.ok && result.owned ? result.owned : null;
+  // Who owns what, as the engine decided it (ownershipView in worker.mjs).
+  const ownership = msg.ownership ?? { owners: [], rows: {}, aliasesOf: {}, collected: false };
   const v = {
     runId: msg.id,
     source,
@@ -248,6 +226,8 @@ function buildView(msg, source, input) {
     plan: msg.plan ?? null,     // the worker's plan summary (planSummary in worker.mjs)
     result,
     owned,
+    ownership,
+    ownerAt: new Map(ownership.owners.map((o, i) => [o.fqn, i])), // owner FQN -> index in ownership.owners
     tree,
     treeError: msg.treeError,
     diagnostics,
@@ -256,46 +236,10 @@ function buildView(msg, source, input) {
     idIndex: null,              // module id -> index, built when first needed
     nameIndex: new Map(),       // child/parameter name -> index in tree.names
     firstPathCache: new Map(),
-    providerSet: new Set(),
-    familyFirst: new Set(),
-    nativeRegex: [],
-    declaredParams: new Map(),  // owner FQN -> declared params (failed checks only)
-    aliasOf: new Map(),         // alias full name -> canonical
-    aliasesOf: new Map(),       // canonical -> [alias]
-    aliasesByModule: new Map(), // module path -> [alias full names]
     diagByFqn: new Map(),       // fqn -> [diagnostic index]
     errorAncestors: new Set(),
   };
-  if (tree) {
-    tree.names.forEach((name, k) => v.nameIndex.set(name, k));
-    for (const [fqn] of tree.providers) v.providerSet.add(fqn);
-    for (let i = 0; i < tree.n; i++) {
-      if (tree.fam[i] === 2 && firstPathOf(v, i) !== null) v.familyFirst.add(firstPathOf(v, i));
-    }
-    tree.natives.forEach((patterns, r) => {
-      for (const g of patterns) v.nativeRegex.push({ request: r, glob: g, re: globToRegExp(g) });
-    });
-  }
-
-  // The declared owners' params, for a failed check (the engine lists no owners then).
-  if (!owned && tree) {
-    for (const [fqn, params] of tree.providers) if (!v.declaredParams.has(fqn)) v.declaredParams.set(fqn, params);
-    for (let i = 0; i < tree.n; i++) {
-      if (tree.fam[i] === 2 && firstPathOf(v, i) !== null) v.declaredParams.set(firstPathOf(v, i), tree.famParams[i] ?? null);
-    }
-  }
-  if (owned && Array.isArray(owned.aliases)) {
-    for (const pair of owned.aliases) {
-      const [canonical, alias] = pair;
-      v.aliasOf.set(alias, canonical);
-      if (!v.aliasesOf.has(canonical)) v.aliasesOf.set(canonical, []);
-      v.aliasesOf.get(canonical).push(alias);
-      const dot = alias.lastIndexOf('.');
-      const mod = dot < 0 ? '' : alias.slice(0, dot);
-      if (!v.aliasesByModule.has(mod)) v.aliasesByModule.set(mod, []);
-      v.aliasesByModule.get(mod).push(alias);
-    }
-  }
+  if (tree) tree.names.forEach((name, k) => v.nameIndex.set(name, k));
   diagnostics.forEach((d, i) => {
     const fqn = diagnosticTarget(v, d);
     d.__target = fqn;
@@ -335,56 +279,20 @@ function diagnosticTarget(v, d) {
   return null;
 }
 
-// The owner kind at a path. After a passing check the engine's owners
-// (owned.specs) decide who owns; the document says which kind. After a
-// failed check there are no owners from the engine: the declared model
-// providers and family owners are shown, and native requests where their
-// globs match.
+// The page's name for each owner kind the engine reports.
+const KIND_OF_OWNER = { model: 'provider', family: 'family', native: 'native' };
+
+// The engine's owner at a path (an entry of ownership.owners), or null.
+function ownerAt(v, fqn) {
+  const i = v.ownerAt.get(fqn);
+  return i === undefined ? null : v.ownership.owners[i];
+}
+
+// The owner kind at a path, as the engine collected its owners (for a failed
+// check too): 'provider', 'family', 'native' or 'unowned'.
 function kindOf(v, fqn) {
-  if (v.owned && !hasOwn(v.owned.specs, fqn)) return 'unowned';
-  if (v.familyFirst.has(fqn)) return 'family';
-  if (v.providerSet.has(fqn)) return 'provider';
-  if (v.owned) return 'native';
-  return nativeMatch(v, fqn) ? 'native' : 'unowned';
-}
-
-function nativeMatch(v, fqn) {
-  for (const n of v.nativeRegex) if (n.re.test(fqn)) return n;
-  return null;
-}
-
-// The params of the layout owned at a path, or null when nothing is owned
-// there (or, after a failed check, for a native match: its layout is not
-// the module's until the check passes).
-function ownerLayoutParams(v, fqn, kind) {
-  if (kind === 'unowned' || (!v.owned && kind === 'native')) return null;
-  if (v.owned) return hasOwn(v.owned.specs, fqn) ? v.owned.specs[fqn].params ?? {} : null;
-  return v.declaredParams.get(fqn) ?? null;
-}
-
-// The owner's params at a path: the engine's layout when the check passed,
-// the declared one otherwise.
-function ownerParamsAt(v, fqn) {
-  if (v.owned) {
-    const spec = v.owned.specs && hasOwn(v.owned.specs, fqn) ? v.owned.specs[fqn] : null;
-    return spec ? spec.params : null;
-  }
-  return v.declaredParams.get(fqn) ?? null;
-}
-
-// Where a parameter (by full name) is placed: {owner, axes} from the owner
-// whose layout names it (the longest owner FQN that is a prefix), or null.
-function placementOf(v, full) {
-  if (typeof full !== 'string') return null;
-  let dot = full.lastIndexOf('.');
-  for (;;) {
-    const fqn = dot < 0 ? '' : full.slice(0, dot);
-    const local = dot < 0 ? full : full.slice(dot + 1);
-    const params = ownerParamsAt(v, fqn);
-    if (params && hasOwn(params, local)) return { owner: fqn, axes: params[local] };
-    if (dot < 0) return null;
-    dot = dot === 0 ? -1 : full.lastIndexOf('.', dot - 1);
-  }
+  const owner = ownerAt(v, fqn);
+  return owner ? KIND_OF_OWNER[owner.kind] ?? 'unowned' : 'unowned';
 }
 
 // Index of child `name` among module mi's children, or -1.
@@ -409,34 +317,13 @@ function moduleAt(v, fqn) {
   return mi;
 }
 
-// Parameter rows shown under a module: its owned layout's parameters, then
-// tied aliases that live directly in it.
-function paramRows(v, fqn, kind) {
-  const rows = [];
-  const seen = new Set();
-  const params = ownerLayoutParams(v, fqn, kind);
-  if (params) {
-    for (const [local, axes] of Object.entries(params)) {
-      const full = joinFqn(fqn, local);
-      seen.add(full);
-      rows.push({ local, full, axes, aliases: v.aliasesOf.get(full) ?? [], canonical: v.aliasOf.get(full) ?? null });
-    }
-  }
-  for (const alias of v.aliasesByModule.get(fqn) ?? []) {
-    if (seen.has(alias)) continue;
-    const canonical = v.aliasOf.get(alias);
-    const placed = placementOf(v, canonical);
-    const dot = alias.lastIndexOf('.');
-    rows.push({
-      local: dot < 0 ? alias : alias.slice(dot + 1),
-      full: alias,
-      axes: placed ? placed.axes : null,
-      aliases: [],
-      canonical,
-      inherited: true,
-    });
-  }
-  return rows;
+// Parameter rows shown under a module path (ownershipView in worker.mjs): the
+// owned parameters its owner placed and the tied aliases that live in it
+// (after a failed check, its owner's collected params), with their ties.
+function paramRows(v, fqn) {
+  return (v.ownership.rows[fqn] ?? []).map((r) => ({
+    ...r, aliases: r.canonical === null ? v.ownership.aliasesOf[r.full] ?? [] : [],
+  }));
 }
 
 // ---- Rendering: summary, mesh, diagnostics -------------------------------------
@@ -448,15 +335,16 @@ function renderSummary(v) {
   const errors = v.diagnostics.filter((d) => d.severity === 'error').length;
   const warnings = v.diagnostics.filter((d) => d.severity === 'warning').length;
 
+  // The engine's owners: final when the check passed, as collected when it
+  // failed after collection, none for an invalid document.
+  const invalid = v.diagnostics.some((d) => d.code === 'invalid-document');
   const counts = { provider: null, family: null, native: null };
-  if (v.owned && v.owned.specs) {
+  let ownerTotal = null;
+  if (!invalid) {
     counts.provider = 0; counts.family = 0; counts.native = 0;
-    for (const fqn of Object.keys(v.owned.specs)) counts[kindOf(v, fqn)] = (counts[kindOf(v, fqn)] ?? 0) + 1;
-  } else if (t) {
-    counts.family = v.familyFirst.size;
-    counts.provider = [...v.providerSet].filter((f) => !v.familyFirst.has(f)).length;
+    for (const o of v.ownership.owners) counts[KIND_OF_OWNER[o.kind]]++;
+    ownerTotal = v.ownership.owners.length;
   }
-  const ownerTotal = v.owned && v.owned.specs ? Object.keys(v.owned.specs).length : null;
 
   const item = (key, label, value, ...sub) => h('div', { class: `sum-item sum-${key}`, 'data-testid': 'summary-item', 'data-key': key, 'data-value': value },
     h('dt', { text: label }), h('dd', null, h('span', { class: 'sum-value', text: value }),
@@ -471,13 +359,13 @@ function renderSummary(v) {
         ['provider', 'family', 'native'].map((k) => h('span', {
           class: `kind-count kind-${k}`, 'data-testid': 'owner-count', 'data-kind': k,
           'data-value': counts[k] ?? '',
-          title: counts[k] === null ? `${KIND_LABEL[k]}: known when the check passes` : KIND_LABEL[k],
+          title: counts[k] === null ? `${KIND_LABEL[k]}: known when the document is valid` : KIND_LABEL[k],
         }, h('span', { class: 'swatch' }), h('strong', { text: counts[k] === null ? '–' : fmtInt(counts[k]) }),
         ` ${KIND_LABEL[k].toLowerCase()}`))),
-      ownerTotal === null && t ? h('span', { class: 'sum-note', text: 'declared; the owners are final when the check passes' }) : null),
+      ownerTotal !== null && v.ownership.collected ? h('span', { class: 'sum-note', text: 'as collected: the check failed after collection' }) : null),
     item('owned-names', 'Owned parameter names', v.owned ? fmtInt(v.owned.owned_names_count) : '–',
       v.owned ? null : 'when the check passes'),
-    item('aliases', 'Tied aliases', v.owned ? fmtInt(v.owned.aliases.length) : '–'),
+    item('aliases', 'Tied aliases', v.owned ? fmtInt(v.owned.aliases_count) : '–'),
     item('errors', 'Errors', fmtInt(errors), warnings ? plural(warnings, 'warning') : null),
     item('time', v.mode === 'plan' ? 'Plan time' : 'Check time', fmtMs(v.timing.engineMs),
       `engine · ${fmtMs(v.endToEndMs)} end to end`),
@@ -642,7 +530,7 @@ function isExpandable(node) {
 function makeNode(v, fqn, mi, depth, label) {
   const t = v.tree;
   const kind = kindOf(v, fqn);
-  const rows = paramRows(v, fqn, kind);
+  const rows = paramRows(v, fqn);
   const diag = v.diagByFqn.get(fqn);
   const first = firstPathOf(v, mi);
   const shared = first !== null && first !== fqn;
@@ -853,16 +741,18 @@ function renderDetails(v, node) {
   }
   const t = v.tree;
   const first = firstPathOf(v, node.mi);
-  let source = 'not an owner (an owner above it, if any, covers its parameters)';
-  if (node.kind === 'provider') source = h('code', { text: `providers.sharding[${JSON.stringify(node.fqn)}]` });
-  else if (node.kind === 'family') source = 'family member (family.sharding), at its first path';
-  else if (node.kind === 'native') {
-    const n = nativeMatch(v, node.fqn);
-    source = n ? `providers.native[${n.request}], pattern “${n.glob}”` : 'native request';
-    if (!v.owned) source += ' (glob match: a failed check lists no owners)';
-  }
   const row = (label, value) => h('div', { class: 'drow' }, h('dt', { text: label }), h('dd', null, value));
   const code = (x) => h('code', { text: x });
+  // Where the engine's owner at this path comes from: its layout's place in
+  // the document, and for a native request's match the pattern that added it.
+  const owner = ownerAt(v, node.fqn);
+  let source = 'not an owner (an owner above it, if any, covers its parameters)';
+  if (owner) {
+    source = h('span', { 'data-testid': 'owner-source' },
+      owner.kind === 'native' ? [`providers.native[${owner.nativeRequest}], pattern “${owner.nativePattern}” · `] : null,
+      code(owner.pointer),
+      v.ownership.collected ? ' (as collected: the check failed)' : null);
+  }
   const list = (xs) => h('span', null, xs.map((x, i) => [i ? ', ' : '', code(x)]));
   const own = ownParamNames(t, node.mi);
   el.append(
@@ -884,7 +774,7 @@ function renderDetails(v, node) {
   }
   if (node.kind !== 'unowned' && state.worker) {
     el.append(h('div', { class: 'dlayout', 'data-testid': 'owner-layout', 'data-fqn': node.fqn }, h('span', { class: 'muted', text: 'Loading the layout…' })));
-    state.worker.postMessage({ type: 'owner', id: v.runId, fqn: node.fqn, module: t.ids[node.mi], kind: node.kind });
+    state.worker.postMessage({ type: 'owner', id: v.runId, fqn: node.fqn });
   }
   const diag = v.diagByFqn.get(node.fqn);
   if (diag) {
@@ -907,7 +797,7 @@ function onOwner(msg) {
     box.append(h('span', { class: 'muted', text: 'No layout.' }));
     return;
   }
-  box.append(h('h3', { text: msg.declared ? 'Declared ports' : 'Ports' }));
+  box.append(h('h3', { text: msg.collected ? 'Ports (as collected: the check failed)' : 'Ports' }));
   const table = h('div', { class: 'ptable ports' });
   for (const port of ['in_src', 'in_dst', 'out_src', 'out_dst']) {
     if (!hasOwn(layout, port)) continue;
@@ -1532,7 +1422,7 @@ async function onResult(msg, pending, receivedAt) {
   else if (errors) setStatus('errors', `${plural(errors, 'error')} found. Click a diagnostic to find its module.`, detail);
   else {
     const o = v.owned;
-    let text = o ? `Plan OK: ${plural(Object.keys(o.specs).length, 'owner')}, ${plural(o.owned_names_count, 'owned parameter name')}, ${plural(o.aliases.length, 'alias', 'aliases')}` : 'Plan OK';
+    let text = o ? `Plan OK: ${plural(v.ownership.owners.length, 'owner')}, ${plural(o.owned_names_count, 'owned parameter name')}, ${plural(o.aliases_count, 'alias', 'aliases')}` : 'Plan OK';
     const warnings = v.diagnostics.filter((d) => d.severity === 'warning').length;
     if (v.plan) text += `; planned ${plural(v.plan.entryCount, 'entry', 'entries')}`;
     text += warnings ? ` (${plural(warnings, 'warning')}).` : '.';

@@ -7,25 +7,39 @@
 //     mode 'plan' plans the document (Shardplan.plan, as `shardplan plan`); without it the
 //     document is planned when it has `templates` or `overrides` (what `plan` is for, and
 //     `check` ignores them) and checked otherwise.
-//   {type: 'owner', id, fqn, module}   the full layout of one owner of run `id`
+//   {type: 'owner', id, fqn}           the full layout of the owner at `fqn` in run `id`
 //   {type: 'export', id}               the full result JSON of run `id`, as a Blob
 // Messages out:
 //   {type: 'ready', version, abiVersion, loadMs} | {type: 'load-error', message}
-//   {type: 'result', id, result, tree, treeError, bytes, timing, mode, plan}
-//   {type: 'owner', id, fqn, layout, parallel, required, declared}
+//   {type: 'result', id, result, ownership, tree, treeError, bytes, timing, mode, plan}
+//   {type: 'owner', id, fqn, layout, parallel, required, collected}
 //   {type: 'export', id, blob}
 //   {type: 'error', id, message}
 //
+// Who owns what comes from the engine, never from rules re-derived here: the
+// worker runs Shardplan.checkDetails (or planDetails), which reads the result
+// JSON and, through the C ABI's owner accessors, the owners as the engine
+// collected them (also when the check failed) and the owned parameters of an
+// ok result. The document is read here only for the module tree's structure
+// (ids, children, parameter names, types, own parallel specs), the mesh and
+// whether it asks to be planned.
+//
 // `result` is the engine's shardplan.result.v1 object with `owned` trimmed to
-// what the page draws (a DeepSeek-sized result is 14 MB of JSON; copying all
-// of it to the page would block the page for a few hundred ms):
-//   owned.specs: {FQN: {params}} (the layouts' other ports come with 'owner'),
-//   owned.parallel and owned.aliases as they are, owned.owned_names_count
-//   instead of owned.owned_names, owned.required_count instead of
-//   owned.required. The untrimmed result stays here ('export', 'owner').
+// counts (a DeepSeek-sized result is 14 MB of JSON; copying all of it to the
+// page would block the page for a few hundred ms): owned.owned_names_count,
+// owned.aliases_count, owned.required_count. The untrimmed result stays here
+// ('export', 'owner').
+// `ownership` (ownershipView below): owners: [{fqn, kind, nativeRequest,
+// nativePattern, pointer}] in entry order (kind: 'model', 'family' or
+// 'native', as the engine says); rows: {FQN: [{local, full, axes, canonical,
+// inherited}]}, the parameter rows the page draws under each module path;
+// aliasesOf: {canonical: [alias full names]}; collected: true when the check
+// failed (owners as collected; rows are their layouts' params, with no claim
+// known).
 // timing: {readMs, engineMs, parseMs, treeMs, workerMs}, performance.now() in
-// this worker; engineMs is the engine's check (or plan) alone (Shardplan.check:
-// parse, check and the result JSON).
+// this worker; engineMs is the engine's check (or plan) with reading its
+// result (Shardplan.checkDetails: parse, check, the result JSON, the owners
+// and the owned parameters).
 //
 // mode: 'check' or 'plan' (what the engine ran). plan: null when the engine did
 // not plan or made no plan (an invalid document, owners that do not check, a
@@ -44,7 +58,7 @@ const PLAN_ENTRIES_MAX = 20_000; // plan entries posted to the page (a DeepSeek-
 const PLAN_RECORDS_MAX = 2_000;  // communication records posted to the page
 
 let enginePromise = null;
-let last = null; // {id, result, doc}: the latest run, for 'owner' and 'export'
+let last = null; // {id, result, owners, ownerAt}: the latest run, for 'owner' and 'export'
 
 function engine() {
   if (!enginePromise) {
@@ -97,20 +111,13 @@ function countKeys(o) {
   return count;
 }
 
-function familyLayout(m) {
-  if (!isObject(m) || !isObject(m.family) || m.family.sharding == null) return null;
-  return isObject(m.family.cached) && m.family.cached.sharding != null ? m.family.cached.sharding : m.family.sharding;
-}
-
 // Builds the page's view of the module graph from the parsed document, as
 // flat arrays (typed arrays travel to the page without a copy):
 //   ids[i], types[typeOf[i]] (a table of the distinct types), names (a table of
 //   the distinct child and parameter names); the children of module i are
 //   childName/childMod[childStart[i] .. childStart[i+1]) and its own
 //   parameters paramName[paramStart[i] .. paramStart[i+1]);
-//   fam[i]: 0 no family, 1 family whose sharding is null, 2 family owner;
-//   famParams{i: params} (the declared family layout's params), par{i: spec};
-//   root; firstParent[i], firstName[i]: where module i is first reached in
+//   par{i: spec} (the module's own parallel spec); root; firstParent[i], firstName[i]: where module i is first reached in
 //   pre-order (parent module and child name; -1 for the root, -2 when
 //   unreachable); subtree[i]: the number of module paths at and under i (a
 //   double: shared modules multiply paths).
@@ -139,10 +146,7 @@ function buildTree(doc) {
   const childName = [];
   const childMod = [];
   const paramName = [];
-  const fam = new Uint8Array(n);
-  const famParams = {};
   const par = {};
-  let familyOwners = 0;
 
   const EMPTY = {};
   for (let i = 0; i < n; i++) {
@@ -164,13 +168,6 @@ function buildTree(doc) {
     }
     paramStart[i] = paramName.length;
     if (isObject(m.params)) for (const name in m.params) paramName.push(nameOf(name));
-    if (isObject(m.family)) {
-      fam[i] = m.family.sharding != null ? 2 : 1;
-      if (fam[i] === 2) {
-        familyOwners++;
-        famParams[i] = layoutParams(familyLayout(m));
-      }
-    }
     if (isObject(m.parallel)) {
       const p = m.parallel;
       par[i] = {
@@ -230,16 +227,6 @@ function buildTree(doc) {
   if (isObject(doc.mesh)) {
     for (const [axis, size] of Object.entries(doc.mesh)) mesh.push([axis, typeof size === 'number' ? size : Number.NaN]);
   }
-  const providers = [];
-  if (isObject(doc.providers) && isObject(doc.providers.sharding)) {
-    for (const [fqn, layout] of Object.entries(doc.providers.sharding)) providers.push([fqn, layoutParams(layout)]);
-  }
-  const natives = [];
-  if (isObject(doc.providers) && Array.isArray(doc.providers.native)) {
-    for (const req of doc.providers.native) {
-      natives.push(isObject(req) && Array.isArray(req.match) ? req.match.filter((g) => typeof g === 'string') : []);
-    }
-  }
   return {
     n,
     ids,
@@ -251,8 +238,6 @@ function buildTree(doc) {
     childMod: childModA,
     paramStart,
     paramName: Int32Array.from(paramName),
-    fam,
-    famParams,
     par,
     root,
     firstParent,
@@ -262,9 +247,6 @@ function buildTree(doc) {
     reachable,
     pathCount: root >= 0 ? subtree[root] : 0,
     mesh,
-    providers,
-    natives,
-    familyOwners,
     parameterCount: countKeys(doc.parameters),
     hasPlan: isObject(doc.plan),
     planRequested: wantsPlan(doc),
@@ -275,19 +257,62 @@ function trimResult(result) {
   const out = { schema: result.schema, ok: result.ok, diagnostics: result.diagnostics };
   const owned = result.owned;
   if (isObject(owned)) {
-    const specs = {};
-    if (isObject(owned.specs)) {
-      for (const [fqn, layout] of Object.entries(owned.specs)) specs[fqn] = { params: isObject(layout) ? layout.params : null };
-    }
     out.owned = {
-      specs,
-      parallel: isObject(owned.parallel) ? owned.parallel : {},
-      aliases: Array.isArray(owned.aliases) ? owned.aliases : [],
       owned_names_count: Array.isArray(owned.owned_names) ? owned.owned_names.length : 0,
+      aliases_count: Array.isArray(owned.aliases) ? owned.aliases.length : 0,
       required_count: isObject(owned.required) ? Object.keys(owned.required).length : 0,
     };
   }
   return out;
+}
+
+const joinFqn = (base, name) => (base === '' ? name : `${base}.${name}`);
+const pushTo = (map, key, value) => {
+  if (hasOwn(map, key)) map[key].push(value);
+  else map[key] = [value];
+};
+
+// What the page draws of the engine's owners and owned parameters (see the top
+// of this file). An ok result places every owned parameter slot: a parameter's
+// canonical slot is drawn under the owner that claimed it (named relative to
+// the owner), another slot of a tied parameter under its own module, tied to
+// the canonical name. A failed check has no claims: each owner's rows are its
+// collected layout's params.
+function ownershipView(details) {
+  const { result, owners, parameters } = details;
+  const view = {
+    owners: owners.map((o) => ({
+      fqn: o.fqn, kind: o.kind, nativeRequest: o.nativeRequest, nativePattern: o.nativePattern, pointer: o.pointer,
+    })),
+    rows: {},
+    aliasesOf: {},
+    collected: !result.ok,
+  };
+  if (result.ok) {
+    for (const p of parameters) {
+      if (p.canonical === p.name) {
+        const owner = owners[p.owner].fqn;
+        const local = owner === '' ? p.name : p.name.slice(owner.length + 1);
+        pushTo(view.rows, owner, { local, full: p.name, axes: p.placements, canonical: null, inherited: false });
+      } else {
+        // A slot's own name has no dot: what precedes the last one is its module's path.
+        const dot = p.name.lastIndexOf('.');
+        const module = dot < 0 ? '' : p.name.slice(0, dot);
+        pushTo(view.rows, module, {
+          local: p.name.slice(dot + 1), full: p.name, axes: p.placements, canonical: p.canonical, inherited: true,
+        });
+        pushTo(view.aliasesOf, p.canonical, p.name);
+      }
+    }
+  } else {
+    for (const o of owners) {
+      const params = isObject(o.layout.params) ? o.layout.params : {};
+      for (const [local, axes] of Object.entries(params)) {
+        pushTo(view.rows, o.fqn, { local, full: joinFqn(o.fqn, local), axes, canonical: null, inherited: false });
+      }
+    }
+  }
+  return view;
 }
 
 // Whether a document asks to be planned: it has templates or overrides.
@@ -367,8 +392,9 @@ async function check(msg) {
 
   const mode = msg.mode === 'plan' || wantsPlan(doc) ? 'plan' : 'check';
   const e0 = performance.now();
-  const result = mode === 'plan' ? sp.plan(bytes ?? text) : sp.check(bytes ?? text);
+  const details = mode === 'plan' ? sp.planDetails(bytes ?? text) : sp.checkDetails(bytes ?? text);
   const engineMs = performance.now() - e0;
+  const { result } = details;
 
   let tree = null;
   let treeMs = 0;
@@ -382,16 +408,18 @@ async function check(msg) {
     }
   }
   const plan = mode === 'plan' ? planSummary(result, doc) : null;
-  last = { id: msg.id, result, doc };
+  const ownership = ownershipView(details);
+  last = { id: msg.id, result, owners: details.owners, ownerAt: new Map(details.owners.map((o, i) => [o.fqn, i])) };
   const size = bytes ? bytes.length : new TextEncoder().encode(text).length;
   const transfer = tree ? [tree.typeOf, tree.childStart, tree.childName, tree.childMod, tree.paramStart,
-    tree.paramName, tree.fam, tree.firstParent, tree.firstName, tree.subtree].map((a) => a.buffer) : [];
+    tree.paramName, tree.firstParent, tree.firstName, tree.subtree].map((a) => a.buffer) : [];
   if (plan && plan.memory && plan.memory.per_device_bytes) transfer.push(plan.memory.per_device_bytes.buffer);
   const trimmed = trimResult(result);
   postMessage({
     type: 'result',
     id: msg.id,
     result: trimmed,
+    ownership,
     tree,
     treeError,
     mode,
@@ -401,26 +429,19 @@ async function check(msg) {
   }, transfer);
 }
 
-// The full layout of one owner: the engine's when the check passed, the
-// declared one (model provider or family) otherwise.
+// The full layout of the owner at msg.fqn as the engine collected it (for a
+// failed check too), with its parallel spec and required ids when the check
+// passed (the result JSON's owned.parallel and owned.required).
 function owner(msg) {
   if (!last || last.id !== msg.id) return;
-  const reply = { type: 'owner', id: msg.id, fqn: msg.fqn, layout: null, parallel: null, required: null, declared: false };
+  const reply = { type: 'owner', id: msg.id, fqn: msg.fqn, layout: null, parallel: null, required: null, collected: !last.result.ok };
+  const i = last.ownerAt.get(msg.fqn);
+  if (i !== undefined) reply.layout = last.owners[i].layout;
   const owned = last.result.owned;
   if (isObject(owned)) {
     const own = (o) => (isObject(o) && hasOwn(o, msg.fqn) ? o[msg.fqn] : null);
-    reply.layout = own(owned.specs);
     reply.parallel = own(owned.parallel);
     reply.required = own(owned.required);
-  } else if (isObject(last.doc)) {
-    reply.declared = true;
-    const doc = last.doc;
-    const providers = isObject(doc.providers) && isObject(doc.providers.sharding) ? doc.providers.sharding : {};
-    const mods = isObject(doc.modules) ? doc.modules : {};
-    const m = typeof msg.module === 'string' && hasOwn(mods, msg.module) ? mods[msg.module] : undefined;
-    if (msg.kind === 'family') reply.layout = familyLayout(m);
-    else if (msg.kind === 'provider' && hasOwn(providers, msg.fqn)) reply.layout = providers[msg.fqn];
-    if (!isObject(reply.layout)) reply.layout = null;
   }
   postMessage(reply);
 }

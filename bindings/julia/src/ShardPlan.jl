@@ -91,7 +91,7 @@ end
 """`sp_abi_version()`: the ABI version of the loaded library."""
 abi_version() = ccall((:sp_abi_version, libshardplan[]), UInt32, ())
 
-"""`sp_version_string()`: the library release, e.g. `"0.5.0"`."""
+"""`sp_version_string()`: the library release, e.g. `"0.6.0"`."""
 library_version() = unsafe_string(ccall((:sp_version_string, libshardplan[]), Cstring, ()))
 
 function __init__()
@@ -190,6 +190,27 @@ end
 struct SpPlanEntry
     fqn::SpStr
     provenance::SpStr
+end
+
+"""
+`sp_owner` (library 0.6): mirrored for the ccall checker; the binding does not read owners yet
+(see `NOT_WRAPPED` in test/check_ccalls.py).
+"""
+struct SpOwner
+    fqn::SpStr
+    kind::SpStr
+    native_request::Csize_t
+    native_pattern::SpStr
+    layout::SpStr
+    pointer::SpStr
+end
+
+"""`sp_owned_parameter` (library 0.6): mirrored, not read yet, as `SpOwner`."""
+struct SpOwnedParameter
+    name::SpStr
+    canonical::SpStr
+    owner::Csize_t
+    placements::SpStr
 end
 
 """`sp_communication`: its strings are owned by the result it was read from."""

@@ -107,6 +107,26 @@ class sp_communication(Structure):
     ]
 
 
+class sp_owner(Structure):
+    _fields_ = [
+        ("fqn", sp_str),
+        ("kind", sp_str),
+        ("native_request", c_size_t),  # SIZE_MAX unless kind is "native"
+        ("native_pattern", sp_str),
+        ("layout", sp_str),
+        ("pointer", sp_str),
+    ]
+
+
+class sp_owned_parameter(Structure):
+    _fields_ = [
+        ("name", sp_str),
+        ("canonical", sp_str),
+        ("owner", c_size_t),
+        ("placements", sp_str),
+    ]
+
+
 class sp_parallel_spec(Structure):
     _fields_ = [
         ("binding_kind", sp_str),
@@ -172,6 +192,11 @@ SIGNATURES = {
     "sp_result_plan_entry": (_E, [sp_result_p, c_size_t, POINTER(sp_plan_entry)]),
     "sp_result_communication_count": (_E, [sp_result_p, POINTER(c_size_t)]),
     "sp_result_communication": (_E, [sp_result_p, c_size_t, POINTER(sp_communication)]),
+    # Owners and owned parameters
+    "sp_result_owner_count": (_E, [sp_result_p, POINTER(c_size_t)]),
+    "sp_result_owner": (_E, [sp_result_p, c_size_t, POINTER(sp_owner)]),
+    "sp_result_owned_parameter_count": (_E, [sp_result_p, POINTER(c_size_t)]),
+    "sp_result_owned_parameter": (_E, [sp_result_p, c_size_t, POINTER(sp_owned_parameter)]),
     # Layouts
     "sp_layout_create": (_E, [POINTER(sp_layout_p)]),
     "sp_layout_delete": (None, [sp_layout_p]),

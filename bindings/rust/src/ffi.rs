@@ -127,6 +127,30 @@ pub struct sp_plan_entry {
     pub provenance: sp_str,
 }
 
+/// `sp_owner` (since 0.6); its strings are owned by the result it was read
+/// from. `native_request` is `usize::MAX` for an owner that is not native.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct sp_owner {
+    pub fqn: sp_str,
+    pub kind: sp_str,
+    pub native_request: usize,
+    pub native_pattern: sp_str,
+    pub layout: sp_str,
+    pub pointer: sp_str,
+}
+
+/// `sp_owned_parameter` (since 0.6); its strings are owned by the result it
+/// was read from.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct sp_owned_parameter {
+    pub name: sp_str,
+    pub canonical: sp_str,
+    pub owner: usize,
+    pub placements: sp_str,
+}
+
 /// `sp_communication`; its strings are owned by the result it was read from.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -217,6 +241,16 @@ extern "C" {
         result: *const sp_result,
         index: usize,
         out_record: *mut sp_communication,
+    ) -> *mut sp_error;
+
+    // Owners and owned parameters (since 0.6)
+    pub fn sp_result_owner_count(result: *const sp_result, out_count: *mut usize) -> *mut sp_error;
+    pub fn sp_result_owner(result: *const sp_result, index: usize, out_owner: *mut sp_owner) -> *mut sp_error;
+    pub fn sp_result_owned_parameter_count(result: *const sp_result, out_count: *mut usize) -> *mut sp_error;
+    pub fn sp_result_owned_parameter(
+        result: *const sp_result,
+        index: usize,
+        out_parameter: *mut sp_owned_parameter,
     ) -> *mut sp_error;
 
     // Layouts

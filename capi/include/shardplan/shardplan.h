@@ -46,7 +46,7 @@ extern "C" {
 
 /* The library release these declarations come from. */
 #define SP_VERSION_MAJOR 0
-#define SP_VERSION_MINOR 5
+#define SP_VERSION_MINOR 6
 #define SP_VERSION_PATCH 0
 
 /* The ABI these declarations describe. It changes only when an existing
@@ -242,6 +242,64 @@ SP_API sp_error *sp_result_communication_count(const sp_result *result, size_t *
 /* Reads communication record `index` (0-based: plan order, ports, mesh axes). */
 SP_API sp_error *sp_result_communication(const sp_result *result, size_t index,
                                          sp_communication *out_record);
+
+/* ---- Owners and owned parameters (spec section 4) ----------------------- */
+
+/* One owner of a module-owned layout, as the engine collected it (spec
+ * section 4 steps 1-4): a model provider, a family or a native request's
+ * match. Every check and plan of a valid document keeps its owners, also
+ * when a later check failed; what collection refused (unknown-module,
+ * multiple-owners, native-overlaps-family) is no owner. Strings are owned
+ * by the result. Since version 0.6. */
+typedef struct sp_owner {
+  sp_str fqn;            /* the owned module path ("" is the root) */
+  sp_str kind;           /* "model", "family" or "native" */
+  size_t native_request; /* a native owner's request: its index in
+                            providers.native; SIZE_MAX for other owners */
+  sp_str native_pattern; /* the request's pattern that added it (the first
+                            of its `match` that matches fqn); absent (data
+                            NULL) for other owners */
+  sp_str layout;         /* its layout as compact JSON, as the result prints
+                            owned.specs: the document's layout (a family's
+                            cached one when it has one) less the params
+                            claims dropped (a tied parameter an earlier owner
+                            claims with the same placement), with
+                            normalized out_names. Owners that share a layout
+                            in the document share these bytes. */
+  sp_str pointer;        /* JSON pointer of the layout in the document, e.g.
+                            "/modules/attn/family/cached/sharding" */
+} sp_owner;
+
+/* The number of owners (0 for an invalid document), in entry order: the
+ * order of owned.specs in sp_result_json when the result is ok. */
+SP_API sp_error *sp_result_owner_count(const sp_result *result, size_t *out_count);
+
+/* Reads owner `index` (0-based). */
+SP_API sp_error *sp_result_owner(const sp_result *result, size_t index, sp_owner *out_owner);
+
+/* One parameter slot whose parameter an owner claims: an entry of the
+ * result's owned_names. Strings are owned by the result. Since version
+ * 0.6. */
+typedef struct sp_owned_parameter {
+  sp_str name;       /* the slot's full name, e.g. "lm_head.weight" */
+  sp_str canonical;  /* the parameter's canonical full name, under which it
+                        was claimed first: `name` itself, unless the slot is
+                        another name of a tied parameter */
+  size_t owner;      /* the sp_result_owner index of the owner that claimed
+                        the parameter first, whose layout places it */
+  sp_str placements; /* its placement per mesh axis, as that layout lists
+                        them, as a compact JSON object: {"dp":"R","tp":"S(0)"};
+                        equal objects share these bytes */
+} sp_owned_parameter;
+
+/* The number of owned parameter slots: the length of owned_names when the
+ * result is ok, else 0. In named_parameters(root) order (the module tree's
+ * order), a tied parameter once per slot. */
+SP_API sp_error *sp_result_owned_parameter_count(const sp_result *result, size_t *out_count);
+
+/* Reads owned parameter slot `index` (0-based). */
+SP_API sp_error *sp_result_owned_parameter(const sp_result *result, size_t index,
+                                           sp_owned_parameter *out_parameter);
 
 /* ---- Building a document ------------------------------------------------- */
 
