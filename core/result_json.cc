@@ -227,14 +227,13 @@ void WriteMemory(Json& w, const std::optional<MemoryReport>& memory) {
     return;
   }
   w.StartObject();
-  Key(w, "devices");
-  w.Uint64(memory->devices);
-  Key(w, "unsharded_bytes");
-  w.Uint64(memory->unsharded_bytes);
-  Key(w, "max_bytes");
-  w.Uint64(memory->max_bytes);
-  Key(w, "min_bytes");
-  w.Uint64(memory->min_bytes);
+  for (const auto& [key, value] : {std::pair{"devices", memory->devices},
+                                   {"unsharded_bytes", memory->unsharded_bytes},
+                                   {"max_bytes", memory->max_bytes},
+                                   {"min_bytes", memory->min_bytes}}) {
+    Key(w, key);
+    w.Uint64(value);
+  }
   Key(w, "mean_bytes");
   w.Double(memory->mean_bytes);
   Key(w, "max_device");
