@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "core/fast_paths.h"
 #include "core/outcome.h"
 #include "core/model/parse.h"
 #include "core/ownership/claims.h"
@@ -58,11 +59,11 @@ void TakeOwners(Ownership& o, Outcome& outcome) {
   outcome.declared = std::move(o.claims.declared);
 }
 
-Result CheckDocument(std::shared_ptr<const Document> doc, int threads) {
+Result CheckDocument(std::shared_ptr<const Document> doc, int threads, const FastPaths& fast) {
   auto outcome = std::make_shared<Outcome>();
   outcome->threads = threads;
   outcome->document = doc;
-  outcome->tree = std::make_unique<const ModuleTree>(*doc);
+  outcome->tree = std::make_unique<const ModuleTree>(*doc, fast.in_order_resolution);
   const ModuleTree* tree = outcome->tree.get();
   Result result;
   Ownership o(*tree);
@@ -83,12 +84,12 @@ Result CheckDocument(std::shared_ptr<const Document> doc, int threads) {
 
 // `doc` is the only reference to a freshly parsed document: the plan interns
 // the names it creates into it.
-Result PlanDocument(std::unique_ptr<Document> parsed, int threads) {
+Result PlanDocument(std::unique_ptr<Document> parsed, int threads, const FastPaths& fast) {
   Document& doc = *parsed;
   auto outcome = std::make_shared<Outcome>();
   outcome->threads = threads;
   outcome->document = std::shared_ptr<const Document>(std::move(parsed));
-  outcome->tree = std::make_unique<const ModuleTree>(doc);
+  outcome->tree = std::make_unique<const ModuleTree>(doc, fast.in_order_resolution);
   const ModuleTree* tree = outcome->tree.get();
   Result result;
   Ownership o(*tree);
@@ -133,7 +134,7 @@ namespace {
 // Check (plan false) or Plan of `json`; `release`, when given, is called as
 // soon as the text is no longer read.
 absl::StatusOr<Result> Run(std::string_view json, const CheckOptions& options, bool plan,
-                           const std::function<void()>* release) {
+                           const std::function<void()>* release, const FastPaths& fast = {}) {
   absl::Status s = ValidateThreads(options.threads);
   if (options.limits.max_paths == 0 || options.limits.max_fqn_bytes == 0 || options.limits.max_json_depth < 1) {
     s = absl::InvalidArgumentError("limits must be positive");
@@ -150,8 +151,8 @@ absl::StatusOr<Result> Run(std::string_view json, const CheckOptions& options, b
       result.diagnostics.push_back(std::move(*parsed.error));
       return result;
     }
-    if (!plan || parsed.document->plan) return CheckDocument(std::move(parsed.document), options.threads);
-    return PlanDocument(std::move(parsed.document), options.threads);
+    if (!plan || parsed.document->plan) return CheckDocument(std::move(parsed.document), options.threads, fast);
+    return PlanDocument(std::move(parsed.document), options.threads, fast);
   });
 }
 
@@ -163,6 +164,14 @@ absl::StatusOr<Result> Check(std::string_view json, const CheckOptions& options)
 
 absl::StatusOr<Result> Plan(std::string_view json, const CheckOptions& options) {
   return Run(json, options, /*plan=*/true, nullptr);
+}
+
+absl::StatusOr<Result> CheckWith(std::string_view json, const CheckOptions& options, const FastPaths& fast) {
+  return Run(json, options, /*plan=*/false, nullptr, fast);
+}
+
+absl::StatusOr<Result> PlanWith(std::string_view json, const CheckOptions& options, const FastPaths& fast) {
+  return Run(json, options, /*plan=*/true, nullptr, fast);
 }
 
 absl::StatusOr<Result> CheckText(std::string_view json, const std::function<void()>& release,
@@ -184,15 +193,15 @@ absl::StatusOr<Result> PlanParsed(const Document& document, int threads) {
   if (absl::Status s = ValidateThreads(threads); !s.ok()) return s;
   return WithThreads(threads, [&]() -> Result {
     std::unique_ptr<Document> copy = document.Clone();
-    if (copy->plan) return CheckDocument(std::move(copy), threads);
-    return PlanDocument(std::move(copy), threads);
+    if (copy->plan) return CheckDocument(std::move(copy), threads, {});
+    return PlanDocument(std::move(copy), threads, {});
   });
 }
 
 absl::StatusOr<Result> CheckParsed(std::shared_ptr<const Document> document, int threads) {
   if (document == nullptr) return absl::InvalidArgumentError("no document");
   if (absl::Status s = ValidateThreads(threads); !s.ok()) return s;
-  return WithThreads(threads, [&] { return CheckDocument(std::move(document), threads); });
+  return WithThreads(threads, [&] { return CheckDocument(std::move(document), threads, {}); });
 }
 
 }  // namespace shardplan

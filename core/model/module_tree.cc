@@ -25,7 +25,8 @@ size_t CommonPrefix(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-ModuleTree::ModuleTree(const Document& doc) : doc_(doc) {
+ModuleTree::ModuleTree(const Document& doc, bool in_order_resolution)
+    : doc_(doc), in_order_resolution_(in_order_resolution) {
   first_path_.assign(doc.modules.size(), kNoPath);
   // Only modules with many children or parameters (a ModuleList of
   // layers or experts) are indexed; the others are scanned (IndexOf).
@@ -184,6 +185,7 @@ PathId ModuleTree::ResolveFrom(PathId from, std::string_view relative) const {
 }
 
 ModuleTree::ParamRef ModuleTree::Resolver::ResolveParameter(PathId from, NameId local) {
+  if (!tree_.in_order_resolution_) return tree_.ResolveParameter(from, tree_.doc_.Name(local));
   Split& split = splits_[local % std::size(splits_)];
   if (split.local != local) {
     const std::string_view text = tree_.doc_.Name(local);

@@ -30,8 +30,9 @@ std::string FullName(std::string_view fqn, std::string_view local);
 class ModuleTree {
  public:
   // Expands `doc` from its root. The document must have passed ParseDocument
-  // (no cycles, within the path limits).
-  explicit ModuleTree(const Document& doc);
+  // (no cycles, within the path limits). `in_order_resolution`: whether its
+  // Resolvers take their fast path (core/fast_paths.h).
+  explicit ModuleTree(const Document& doc, bool in_order_resolution = true);
 
   const Document& doc() const { return doc_; }
   size_t size() const { return module_.size(); }
@@ -111,6 +112,7 @@ class ModuleTree {
     // The path after the last one's subtree, the usual answer, is tried
     // first, inline.
     PathId Resolve(std::string_view fqn) {
+      if (!tree_.in_order_resolution_) return tree_.Resolve(fqn);
       const PathId after = tree_.end(last_);
       if (after < tree_.size() && SameText(tree_.fqn(after), fqn)) return last_ = after;
       return ResolveAfterMiss(after, fqn);
@@ -183,6 +185,7 @@ class ModuleTree {
   }
 
   const Document& doc_;
+  const bool in_order_resolution_;
   std::vector<ModuleId> module_;
   std::vector<PathId> parent_;
   std::vector<PathId> end_;
