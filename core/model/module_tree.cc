@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "core/text/glob.h"
+#include "core/text/utf8.h"
 #include "core/exec/parallel.h"
 
 namespace shardplan {
@@ -136,7 +136,7 @@ ModuleTree::ModuleTree(const Document& doc) : doc_(doc) {
       stack.pop_back();
     }
   }
-  ascii_ = IsAscii(fqn_data_);
+  ascii_ = utf8::IsAscii(fqn_data_);
 }
 
 std::string FullName(std::string_view fqn, std::string_view local) {

@@ -8,10 +8,6 @@
 #include <tuple>
 #include <utility>
 
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
-
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/diagnostics/sink.h"
@@ -21,73 +17,12 @@
 #include "core/model/name_set.h"
 #include "core/exec/parallel.h"
 #include "core/text/pyrepr.h"
+#include "core/text/utf8.h"
 
 namespace shardplan {
 namespace {
 
 using json::Value;
-
-// The length of the longest prefix of `text` that is valid UTF-8 (no
-// overlong forms, surrogates or code points past U+10FFFF) with no NUL byte,
-// which JSON text never contains unescaped.
-size_t ValidUtf8Prefix(std::string_view text) {
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  const size_t n = text.size();
-  size_t i = 0;
-  while (i < n) {
-#ifdef __SSE2__
-    // Thirty-two ASCII bytes at a time, none of them NUL (most of a document).
-    if (i + 32 <= n) {
-      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
-      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 16));
-      const __m128i zero = _mm_setzero_si128();
-      const __m128i nul = _mm_or_si128(_mm_cmpeq_epi8(a, zero), _mm_cmpeq_epi8(b, zero));
-      if (_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(a, b), nul)) == 0) {
-        i += 32;
-        continue;
-      }
-    }
-#endif
-    // Eight ASCII bytes at a time, none of them NUL.
-    if (i + 8 <= n) {
-      uint64_t word;
-      std::memcpy(&word, s + i, 8);
-      const bool ascii = (word & 0x8080808080808080ull) == 0;
-      const bool has_zero = ((word - 0x0101010101010101ull) & ~word & 0x8080808080808080ull) != 0;
-      if (ascii && !has_zero) {
-        i += 8;
-        continue;
-      }
-    }
-    const unsigned char c = s[i];
-    if (c == 0) return i;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t len;
-    uint32_t lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;  // no UTF-16 surrogates
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    } else {
-      return i;
-    }
-    if (i + len > n || s[i + 1] < lo || s[i + 1] > hi) return i;
-    for (size_t k = 2; k < len; ++k) {
-      if ((s[i + k] & 0xC0) != 0x80) return i;
-    }
-    i += len;
-  }
-  return n;
-}
 
 std::string_view TypeName(const Value& v) {
   if (v.IsNull()) return "null";
@@ -1126,8 +1061,10 @@ ParseResult ParseDocument(std::string_view json, const Limits& limits) {
     return std::move(result);
   };
 
-  if (const size_t valid = ValidUtf8Prefix(json); valid != json.size()) {
-    return invalid(absl::StrCat(json[valid] == '\0' ? "NUL byte" : "invalid UTF-8", " at ", LineColumn(json, valid),
+  // The first NUL byte or ill-formed sequence, whichever comes first.
+  const size_t nul = json.find('\0');
+  if (const size_t valid = utf8::ValidPrefix(json.substr(0, nul)); valid != json.size()) {
+    return invalid(absl::StrCat(valid == nul ? "NUL byte" : "invalid UTF-8", " at ", LineColumn(json, valid),
                                 " (offset ", valid, ")"),
                    "");
   }

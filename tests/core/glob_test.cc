@@ -1,4 +1,5 @@
 #include "core/text/glob.h"
+#include "core/text/utf8.h"
 
 #include <fstream>
 #include <optional>
@@ -127,7 +128,7 @@ TEST(GlobTest, AgreesWithPythonFnmatchOnRandomCases) {
     ++cases;
     // The automaton agrees on ASCII texts, run whole or from any prefix's
     // state, and a dead state is one no extension of the text leaves.
-    if (!IsAscii(text) || !IsAscii(pattern)) continue;
+    if (!utf8::IsAscii(text) || !utf8::IsAscii(pattern)) continue;
     const std::optional<Glob::Automaton> automaton = Glob(pattern).AsciiAutomaton();
     ASSERT_TRUE(automaton.has_value()) << pattern;
     EXPECT_EQ(automaton->accepts[automaton->Run(0, text)], verdict == "1") << "pattern '" << pattern << "' text '"
