@@ -16,6 +16,7 @@
 #include "core/text/json_pointer.h"
 #include "core/model/name_set.h"
 #include "core/exec/parallel.h"
+#include "core/text/bytes.h"
 #include "core/text/pyrepr.h"
 #include "core/text/utf8.h"
 
