@@ -24,8 +24,6 @@
 #include "absl/strings/str_join.h"
 #include "core/engine.h"
 #include "core/builder.h"
-#include "rapidjson/encodings.h"
-#include "rapidjson/memorystream.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 
@@ -118,23 +116,12 @@ bool ReadStr(sp_str s, std::string_view* out) {
   return true;
 }
 
-bool ValidUtf8(std::string_view text) {
-  rapidjson::MemoryStream stream(text.data(), text.size());
-  while (stream.Tell() < text.size()) {
-    struct Sink {
-      void Put(char) {}
-    } sink;
-    if (!rapidjson::UTF8<>::Validate(stream, sink)) return false;
-  }
-  return true;
-}
-
 // Reads a string argument that must be present and valid UTF-8; returns an
 // error or null.
 sp_error* Text(sp_str s, const char* name, std::string* out) {
   std::string_view view;
   if (!ReadStr(s, &view)) return NullArgument(name);
-  if (!ValidUtf8(view)) return InvalidArgument(absl::StrCat("argument '", name, "' is not valid UTF-8"));
+  if (!shardplan::IsValidUtf8(view)) return InvalidArgument(absl::StrCat("argument '", name, "' is not valid UTF-8"));
   out->assign(view);
   return nullptr;
 }

@@ -50,7 +50,8 @@
 //   or parameter that names an id never added; a root id never added; a
 //   cycle in children; a tree that exceeds the path limits. These are
 //   document_checks.h's, shared with the parser, in the parser's order.
-// - Names are UTF-8 (the caller checks); they are copied.
+// - Names are UTF-8 (the caller checks, e.g. with engine.h's IsValidUtf8);
+//   they are copied.
 // - Empty means absent where the format has a default: a module type "" is
 //   none, a dtype "" is float32, a template prefix "" is the root.
 #ifndef SHARDPLAN_CORE_BUILDER_H_

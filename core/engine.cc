@@ -18,6 +18,7 @@
 #include "core/planning/planner.h"
 #include "core/planning/memory.h"
 #include "core/planning/shapes.h"
+#include "core/text/utf8.h"
 
 namespace shardplan {
 
@@ -188,6 +189,8 @@ ParsedDocument Parse(std::string_view json, const Limits& limits) {
   ParseResult parsed = ParseDocument(json, limits);
   return {std::move(parsed.document), std::move(parsed.error)};
 }
+
+bool IsValidUtf8(std::string_view text) { return utf8::IsValid(text); }
 
 absl::StatusOr<Result> PlanParsed(const Document& document, int threads) {
   if (absl::Status s = ValidateThreads(threads); !s.ok()) return s;

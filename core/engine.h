@@ -59,6 +59,12 @@ struct ParsedDocument {
 };
 ParsedDocument Parse(std::string_view json, const Limits& limits);
 
+// Whether `text` is well-formed UTF-8 (RFC 3629: no overlong form, no
+// surrogate, nothing past U+10FFFF, no sequence cut short; a NUL byte is
+// U+0000). Names given to a DocumentBuilder must be (builder.h): a caller
+// that takes them from outside, as the C ABI does, checks them with this.
+bool IsValidUtf8(std::string_view text);
+
 // Collects module-owned layouts and claims (spec section 4), then, when that
 // succeeded and the document has a plan, checks the plan (section 6). Every
 // diagnostic is reported in evaluation order; a check that depends on a

@@ -1,6 +1,12 @@
 // Interned strings: every name in a document (ids, child and parameter names,
 // axis and port names) becomes a dense NameId, so that the hot path compares
 // and hashes integers.
+//
+//   Interner names;
+//   NameId tp = names.Intern("tp");   // 0: ids count up in first-seen order
+//   names.Intern("tp") == tp;         // the same name, the same id
+//   names.View(tp) == "tp";           // valid as long as the interner
+//   names.Find("dp") == kNoName;      // Find never interns
 #ifndef SHARDPLAN_CORE_MODEL_INTERNER_H_
 #define SHARDPLAN_CORE_MODEL_INTERNER_H_
 
@@ -9,18 +15,20 @@
 #include <string_view>
 #include <vector>
 
-#include "core/text/bytes.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 
 namespace shardplan {
 
 using NameId = uint32_t;
 inline constexpr NameId kNoName = UINT32_MAX;
 
-// An open-addressing table of 8-byte slots (32 bits of the name's hash and
-// its id) over an append-only arena of the names' bytes. Interning is the
-// hottest call of parsing, and documents hold millions of distinct names:
-// small slots keep the probes in cache, and the stored hash bits mean a
-// name's bytes are compared only when they very likely match.
+// The names' bytes are copied once into an append-only arena of blocks that
+// never move, so that views of them stay valid as the interner grows. An
+// absl::flat_hash_set of ids, hashed and compared by the names they stand
+// for (absl::Hash of the text), finds a name: 4 bytes a slot, where a map
+// keyed by the names' views takes 24, so that more of a large document's
+// table stays in cache.
 class Interner {
  public:
   Interner() = default;
@@ -34,38 +42,46 @@ class Interner {
   NameId Intern(std::string_view text);
   // A copy with the same ids for the same names.
   Interner Clone() const;
-  // Starts loading the table slot where `text` is found or would go, so
-  // that interning it soon after does not wait on memory.
-  void Prefetch(std::string_view text) const {
-    if (!slots_.empty()) __builtin_prefetch(&slots_[Home(Hash(text))]);
-  }
+  // Starts loading the part of the table where `text` is found or would go
+  // (abseil's prefetch): lookups of a batch of names, each of which would
+  // miss the cache, then wait for their misses together, not one by one.
+  void Prefetch(std::string_view text) const { ids_.prefetch(text); }
   // The id of `text` if it was interned, else kNoName.
   NameId Find(std::string_view text) const;
-  std::string_view View(NameId id) const { return views_[id]; }
-  size_t size() const { return views_.size(); }
+  std::string_view View(NameId id) const { return (*views_)[id]; }
+  size_t size() const { return views_->size(); }
 
  private:
-  struct Slot {
-    uint32_t hash;
-    NameId id;  // kNoName: empty
+  using Views = std::vector<std::string_view>;  // by id
+  // Hash and equality of the names that ids stand for, and of texts looked
+  // up. They hold the views, which stay in place when the interner moves.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(NameId id) const { return absl::Hash<std::string_view>()((*views)[id]); }
+    size_t operator()(std::string_view text) const { return absl::Hash<std::string_view>()(text); }
+    const Views* views;
   };
-  static uint32_t Hash(std::string_view text);
-  size_t Home(uint32_t hash) const;
-  // The slot holding `text`, or the empty slot where it would go.
-  Slot& Probe(std::string_view text, uint32_t hash) const;
-  void Rehash(size_t capacity);
-  // Copies `text` into the arena: blocks never move, so views stay valid.
-  std::string_view Store(std::string_view text);
+  struct NameEq {
+    using is_transparent = void;
+    std::string_view Text(NameId id) const { return (*views)[id]; }
+    static std::string_view Text(std::string_view text) { return text; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return Text(a) == Text(b);
+    }
+    const Views* views;
+  };
+
+  // Makes room for a name of `bytes` bytes: in the arena's last block, and
+  // in the views.
+  void MakeRoom(size_t bytes);
 
   std::vector<std::unique_ptr<char[]>> blocks_;
-  size_t block_size_ = 0;  // of the last block, without its oversize
+  size_t block_size_ = 0;  // of the last block, unless a longer name needed more
   size_t block_left_ = 0;
   char* block_next_ = nullptr;
-  std::vector<std::string_view> views_;
-  // At most half full; any size (a hash maps to a slot by multiplication),
-  // so that a reservation takes just what it needs. Mutable so that Probe
-  // serves Find.
-  mutable std::vector<Slot> slots_;
+  std::unique_ptr<Views> views_ = std::make_unique<Views>();
+  absl::flat_hash_set<NameId, NameHash, NameEq> ids_{0, NameHash{views_.get()}, NameEq{views_.get()}};
 };
 
 }  // namespace shardplan

@@ -1,14 +1,13 @@
 #include "core/model/json.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
+#include "core/text/utf8.h"
 
 namespace shardplan::json {
 namespace {
@@ -28,25 +27,14 @@ uint64_t SpecialBytes(uint64_t word) {
 
 bool IsSpecial(char c) { return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20; }
 
-// The first '"', '\\' or control byte in [p, end), or end: sixteen bytes at a
-// time with SSE2 (most strings end within the first load), then eight.
+// The first '"', '\\' or control byte in [p, end), or end: eight bytes at a
+// time, then one.
 const char* FindSpecial(const char* p, const char* end) {
-#ifdef __SSE2__
-  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), control = _mm_set1_epi8(0x1F);
-  for (; end - p >= 16; p += 16) {
-    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    // A byte is below 0x20 when its unsigned maximum with 0x1F is 0x1F.
-    const __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)),
-                                         _mm_cmpeq_epi8(_mm_max_epu8(bytes, control), control));
-    const int mask = _mm_movemask_epi8(special);
-    if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
-  }
-#endif
   for (; end - p >= 8; p += 8) {
     uint64_t word;
     std::memcpy(&word, p, 8);
     const uint64_t special = SpecialBytes(word);
-    if (special != 0) return p + __builtin_ctzll(special) / 8;
+    if (special != 0) return p + std::countr_zero(special) / 8;
   }
   for (; p < end; ++p) {
     if (IsSpecial(*p)) return p;
@@ -59,24 +47,6 @@ int HexDigit(char c) {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
-}
-
-void AppendUtf8(std::vector<char>& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
 }
 
 }  // namespace
@@ -185,7 +155,7 @@ bool Reader::ReadEscapedString(const char* body, std::string_view& out) {
     if (c == '"') break;
     if (static_cast<unsigned char>(c) < 0x20) return Fail(Error::kStringEscapeInvalid);
     if (c != '\\') {
-      decoded_.push_back(c);
+      decoded_ += c;
       ++p_;
       continue;
     }
@@ -220,7 +190,7 @@ bool Reader::ReadEscapedString(const char* body, std::string_view& out) {
     }
     ++p_;
     if (e != 'u') {
-      decoded_.push_back(simple);
+      decoded_ += simple;
       continue;
     }
     auto hex4 = [&](uint32_t& cp) {
@@ -245,7 +215,7 @@ bool Reader::ReadEscapedString(const char* body, std::string_view& out) {
       if (low < 0xDC00 || low > 0xDFFF) return FailAt(Error::kStringUnicodeSurrogateInvalid, escape);
       cp = (((cp - 0xD800) << 10) | (low - 0xDC00)) + 0x10000;
     }
-    AppendUtf8(decoded_, cp);  // a lone low surrogate too, as RapidJSON does
+    utf8::Append(decoded_, cp);  // a lone low surrogate too, as RapidJSON does
   }
   ++p_;  // the closing '"'
   char* copy = static_cast<char*>(Allocate(std::max<size_t>(decoded_.size(), 1)));

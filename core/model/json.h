@@ -6,7 +6,7 @@
 // (16 bytes) and allocated in an arena that can be released back to a mark,
 // so that the members of a large map can be read one at a time, each into
 // the same memory. The caller has checked the text is valid UTF-8 without
-// NUL bytes (parse.cc's ValidUtf8Prefix).
+// NUL bytes (utf8::ValidPrefix, parse.cc).
 //
 // Syntax errors carry the code and the offset RapidJSON would report, and
 // RapidJSON's English messages, which earlier versions of shardplan printed.
@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -173,7 +174,7 @@ class Reader {
   // Containers being read hold their items here until they end.
   std::vector<Value> elements_;
   std::vector<Member> members_;
-  std::vector<char> decoded_;
+  std::string decoded_;
   // The arena: blocks are kept once allocated and reused after a Release.
   std::vector<std::pair<std::unique_ptr<char[]>, size_t>> blocks_;
   size_t block_ = 0;  // the block allocations come from

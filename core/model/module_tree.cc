@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "core/text/glob.h"
+#include "core/text/utf8.h"
 
 namespace shardplan {
 namespace {
@@ -124,7 +124,7 @@ ModuleTree::ModuleTree(const Document& doc, bool in_order_resolution)
       stack.pop_back();
     }
   }
-  ascii_ = IsAscii(fqn_data_);
+  ascii_ = utf8::IsAscii(fqn_data_);
 }
 
 std::string FullName(std::string_view fqn, std::string_view local) {

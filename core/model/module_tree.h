@@ -17,6 +17,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/types/span.h"
 #include "core/model/document.h"
+#include "core/text/bytes.h"
 
 namespace shardplan {
 

@@ -1,31 +1,18 @@
 #include "core/text/glob.h"
 
-#include <cstring>
 #include <string>
 
 #include "core/text/bytes.h"
+#include "core/text/utf8.h"
 
 namespace shardplan {
 namespace {
 
+// The code points of `text` (valid UTF-8).
 std::vector<uint32_t> Decode(std::string_view text) {
   std::vector<uint32_t> out;
   out.reserve(text.size());
-  for (size_t i = 0; i < text.size();) {
-    uint8_t lead = static_cast<uint8_t>(text[i]);
-    if (lead < 0x80) {
-      out.push_back(lead);
-      ++i;
-      continue;
-    }
-    int extra = lead >= 0xF0 ? 3 : lead >= 0xE0 ? 2 : 1;
-    uint32_t cp = lead & (0x3F >> extra);
-    for (int k = 1; k <= extra && i + k < text.size(); ++k) {
-      cp = (cp << 6) | (static_cast<uint8_t>(text[i + k]) & 0x3F);
-    }
-    out.push_back(cp);
-    i += extra + 1;
-  }
+  for (size_t i = 0; i < text.size();) out.push_back(utf8::Decode(text, i));
   return out;
 }
 
@@ -37,19 +24,6 @@ struct SetItem {
 };
 
 }  // namespace
-
-bool IsAscii(std::string_view text) {
-  size_t i = 0;
-  for (; i + 8 <= text.size(); i += 8) {
-    uint64_t word;
-    std::memcpy(&word, text.data() + i, 8);
-    if (word & 0x8080808080808080ull) return false;
-  }
-  for (; i < text.size(); ++i) {
-    if (static_cast<uint8_t>(text[i]) >= 0x80) return false;
-  }
-  return true;
-}
 
 Glob::Glob(std::string_view pattern) {
   const std::vector<uint32_t> pat = Decode(pattern);
@@ -181,28 +155,10 @@ bool Glob::TokenMatches(const Token& token, uint32_t cp) const {
   return false;
 }
 
-static void AppendUtf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 void Glob::BuildSegments() {
   for (const Token& t : tokens_) {
     if (t.kind != Kind::kLiteral) break;
-    AppendUtf8(literal_prefix_, t.cp);
+    utf8::Append(literal_prefix_, t.cp);
   }
   uint32_t begin = 0;
   for (uint32_t t = 0; t <= tokens_.size(); ++t) {
@@ -294,7 +250,7 @@ bool Glob::MatchAscii(std::string_view text) const {
 }
 
 bool Glob::Matches(std::string_view text) const {
-  if (IsAscii(text)) return MatchesAscii(text);
+  if (utf8::IsAscii(text)) return MatchesAscii(text);
   const std::vector<uint32_t> cps = Decode(text);
   return MatchText(cps.data(), cps.size());
 }

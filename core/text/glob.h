@@ -14,9 +14,6 @@
 
 namespace shardplan {
 
-// Whether every byte of `text` is below 0x80 (eight at a time).
-bool IsAscii(std::string_view text);
-
 class Glob {
  public:
   // Compiles `pattern` (valid UTF-8). Every pattern is valid, as in fnmatch.

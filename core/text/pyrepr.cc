@@ -5,23 +5,10 @@
 #include <iterator>
 #include <cstdio>
 
+#include "core/text/utf8.h"
+
 namespace shardplan {
 namespace {
-
-// Decodes one code point of valid UTF-8 starting at text[i]; advances i.
-uint32_t DecodeUtf8(std::string_view text, size_t& i) {
-  const auto byte = [&](size_t k) { return static_cast<uint8_t>(text[k]); };
-  uint8_t lead = byte(i);
-  if (lead < 0x80) {
-    ++i;
-    return lead;
-  }
-  int extra = lead >= 0xF0 ? 3 : lead >= 0xE0 ? 2 : 1;
-  uint32_t cp = lead & (0x3F >> extra);
-  for (int k = 1; k <= extra && i + k < text.size(); ++k) cp = (cp << 6) | (byte(i + k) & 0x3F);
-  i += extra + 1;
-  return cp;
-}
 
 struct Range {
   uint32_t lo, hi;
@@ -51,7 +38,7 @@ std::string PyRepr(std::string_view text) {
   char buf[16];
   for (size_t i = 0; i < text.size();) {
     size_t start = i;
-    uint32_t cp = DecodeUtf8(text, i);
+    uint32_t cp = utf8::Decode(text, i);
     if (cp == static_cast<uint32_t>(quote) || cp == '\\') {
       out.push_back('\\');
       out.push_back(static_cast<char>(cp));

@@ -1,4 +1,5 @@
 #include "core/text/glob.h"
+#include "core/text/utf8.h"
 
 #include <fstream>
 #include <optional>

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "core/text/bytes.h"
 #include "gtest/gtest.h"
 
 namespace shardplan {
@@ -111,6 +112,23 @@ TEST(InternerTest, CloneKeepsIdsAndIsIndependent) {
   EXPECT_EQ(copy.Intern("c"), 2u);
   EXPECT_EQ(names.Find("c"), kNoName);
   EXPECT_EQ(names.Intern("d"), 2u);
+}
+
+// The table hashes ids by the names they stand for: a moved interner still
+// finds them, and takes new ones.
+TEST(InternerTest, AMovedInternerStillFindsItsNames) {
+  Interner names;
+  for (int i = 0; i < 1000; ++i) names.Intern("n" + std::to_string(i));
+  Interner moved = std::move(names);
+  EXPECT_EQ(moved.Find("n500"), 500u);
+  EXPECT_EQ(moved.Intern("new"), 1000u);
+  Interner assigned;
+  assigned.Intern("x");
+  assigned = std::move(moved);
+  EXPECT_EQ(assigned.Find("n999"), 999u);
+  EXPECT_EQ(assigned.Find("new"), 1000u);
+  EXPECT_EQ(assigned.Find("x"), kNoName);
+  EXPECT_EQ(assigned.Intern("y"), 1001u);
 }
 
 }  // namespace
