@@ -22,7 +22,7 @@ void Interner::MakeRoom(size_t bytes) {
   if (bytes > block_left_) {
     block_size_ = block_size_ == 0 ? kFirstBlock : std::min(kLastBlock, 2 * block_size_);
     const size_t size = std::max(block_size_, bytes);
-    blocks_.push_back(std::make_unique_for_overwrite<char[]>(size));
+    blocks_.push_back(std::unique_ptr<char[]>(new char[size]));
     block_next_ = blocks_.back().get();
     block_left_ = size;
   }
