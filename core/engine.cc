@@ -145,7 +145,7 @@ absl::StatusOr<Result> Run(std::string_view json, const CheckOptions& options, b
     return s;
   }
   return WithThreads(options.threads, [&]() -> Result {
-    ParseResult parsed = ParseDocument(json, options.limits);
+    ParseResult parsed = ParseDocument(json, options.limits, fast.skip_repeated_layouts);
     if (release != nullptr) (*release)();
     if (parsed.error) {
       Result result;

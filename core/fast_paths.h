@@ -21,6 +21,11 @@ struct FastPaths {
   // interned names once; off, each is resolved from the root by name, as
   // ModuleTree::Resolve and ResolveParameter do.
   bool in_order_resolution = true;
+  // json::DocumentReader: a provider or plan entry whose layout is spelled
+  // byte for byte as the entry's before it (models repeat layer after layer)
+  // is compared and given that layout, not read and parsed again; off, every
+  // value is read and parsed.
+  bool skip_repeated_layouts = true;
 };
 
 // Check() and Plan() with the fast paths `fast` leaves on.

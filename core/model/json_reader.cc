@@ -61,8 +61,8 @@ struct Batch {
 // One reading of a document: the top level, and the streamed maps.
 class Walk {
  public:
-  Walk(std::string_view text, int max_depth, Reader& reader, ItemSink sink)
-      : text_(text), max_depth_(max_depth), reader_(reader), sink_(sink) {}
+  Walk(std::string_view text, int max_depth, bool skip_repeats, Reader& reader, ItemSink sink)
+      : text_(text), max_depth_(max_depth), skip_repeats_(skip_repeats), reader_(reader), sink_(sink) {}
 
   // False on a syntax error (in the reader) or when the sink refused a
   // member (sink_failed()).
@@ -159,7 +159,7 @@ class Walk {
     std::vector<std::unique_ptr<Batch>> ring;
     for (size_t i = 0; i < kLive; ++i) ring.push_back(std::make_unique<Batch>(text_, max_depth_));
     state.offset = reader_.offset();
-    const bool layouts = section == Section::kProviders || section == Section::kPlan;
+    const bool skip_repeats = skip_repeats_ && (section == Section::kProviders || section == Section::kPlan);
     const Batch* failed_batch = nullptr;
     std::atomic<bool> sink_failed{false};
     auto produce = [&]() -> Batch* {
@@ -177,7 +177,7 @@ class Walk {
           break;
         }
         const size_t start = r.offset();
-        const bool repeat = layouts && !state.previous.empty() && state.previous.front() == '{' &&
+        const bool repeat = skip_repeats && !state.previous.empty() && state.previous.front() == '{' &&
                             text_.substr(start, state.previous.size()) == state.previous;
         Value value;
         if (repeat) {
@@ -220,6 +220,7 @@ class Walk {
 
   const std::string_view text_;
   const int max_depth_;
+  const bool skip_repeats_;
   Reader& reader_;
   ItemSink sink_;
   bool sink_failed_ = false;
@@ -227,11 +228,11 @@ class Walk {
 
 }  // namespace
 
-DocumentReader::DocumentReader(std::string_view text, int max_depth)
-    : text_(text), max_depth_(max_depth), reader_(text, max_depth) {}
+DocumentReader::DocumentReader(std::string_view text, int max_depth, bool skip_repeats)
+    : text_(text), max_depth_(max_depth), skip_repeats_(skip_repeats), reader_(text, max_depth) {}
 
 bool DocumentReader::Read(ItemSink sink, Value& skeleton) {
-  Walk walk(text_, max_depth_, reader_, sink);
+  Walk walk(text_, max_depth_, skip_repeats_, reader_, sink);
   if (walk.Run(skeleton)) return true;
   if (!walk.sink_failed()) {
     error_ = SyntaxError{reader_.error() == Error::kTooDeep, ErrorMessage(reader_.error()), reader_.error_offset()};

@@ -64,8 +64,10 @@ struct SyntaxError {
 class DocumentReader {
  public:
   // Reads `text` (which must outlive the reader), its arrays and objects
-  // nesting at most `max_depth` deep.
-  DocumentReader(std::string_view text, int max_depth);
+  // nesting at most `max_depth` deep. `skip_repeats`: whether a layout map's
+  // member spelled as the one before it is compared, not read (Item::unread);
+  // off, every value is read.
+  DocumentReader(std::string_view text, int max_depth, bool skip_repeats = true);
   DocumentReader(const DocumentReader&) = delete;
   DocumentReader& operator=(const DocumentReader&) = delete;
 
@@ -83,6 +85,7 @@ class DocumentReader {
  private:
   const std::string_view text_;
   const int max_depth_;
+  const bool skip_repeats_;
   // Reads the top level, and holds the skeleton.
   Reader reader_;
   std::optional<SyntaxError> error_;

@@ -250,7 +250,7 @@ std::string LineColumn(std::string_view text, size_t offset) {
 
 }  // namespace
 
-ParseResult ParseDocument(std::string_view json, const Limits& limits) {
+ParseResult ParseDocument(std::string_view json, const Limits& limits, bool skip_repeats) {
   ParseResult result;
   auto invalid = [&](const std::string& message) {
     result.error = MakeDiagnostic(Code::kInvalidDocument, Mode::kCheck, {.pointer = ""}, {message});
@@ -275,7 +275,7 @@ ParseResult ParseDocument(std::string_view json, const Limits& limits) {
   const size_t fqn_layout_room = json.size() / 256;
   document->model_providers.reserve(fqn_layout_room);
   parse_internal::Parser parser(*document, limits, fqn_layout_room);
-  json::DocumentReader reader(json, limits.max_json_depth);
+  json::DocumentReader reader(json, limits.max_json_depth, skip_repeats);
   json::Value skeleton;
   const bool read = reader.Read(
       [&](json::Section section, absl::Span<const json::Item> items) { return parser.StreamItems(section, items); },

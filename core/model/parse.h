@@ -19,7 +19,8 @@
 
 namespace shardplan {
 
-ParseResult ParseDocument(std::string_view json, const Limits& limits);
+// `skip_repeats`: json::DocumentReader's, a fast path (core/fast_paths.h).
+ParseResult ParseDocument(std::string_view json, const Limits& limits, bool skip_repeats = true);
 
 }  // namespace shardplan
 

@@ -15,28 +15,8 @@
 
 namespace shardplan::parse_internal {
 
-bool Parser::SameParallel(const Value& v, const ParallelSpec& spec) const {
-  if (!v.IsObject() || v.MemberCount() != 2) return false;
-  const json::Member& kind = v.MemberBegin()[0];
-  const json::Member& axes = v.MemberBegin()[1];
-  if (Str(kind.name) != "binding_kind" || !kind.value.IsString() ||
-      !SameText(Str(kind.value), doc_.Name(spec.binding_kind)) || Str(axes.name) != "axes" || !axes.value.IsArray() ||
-      axes.value.Size() != spec.axes.size()) {
-    return false;
-  }
-  for (size_t i = 0; i < spec.axes.size(); ++i) {
-    if (!axes.value[i].IsString() || !SameText(Str(axes.value[i]), doc_.Name(spec.axes[i]))) return false;
-  }
-  return true;
-}
-
 bool Parser::ParseParallel(const Value& v, Origin origin, std::optional<ParallelSpec>& out) {
   if (v.IsNull()) return true;
-  if (last_parallel_ && SameParallel(v, *last_parallel_)) {
-    out = *last_parallel_;
-    out->origin = origin;
-    return true;
-  }
   enum { kBindingKind, kAxes };
   static constexpr std::array<std::string_view, 2> kKeys = {"binding_kind", "axes"};
   Fields<2> f;
@@ -58,7 +38,6 @@ bool Parser::ParseParallel(const Value& v, Origin origin, std::optional<Parallel
       spec.axes.push_back(Common(Str((*axes)[i])));
     }
   }
-  last_parallel_ = spec;
   out = std::move(spec);
   return true;
 }

@@ -126,9 +126,6 @@ class Parser {
   bool ParseFamily(const Value& v, ModuleId index, Family& family);
   // parse_layouts.cc
   bool ParseParallel(const Value& v, Origin origin, std::optional<ParallelSpec>& out);
-  // Whether `v` is spelled {"binding_kind": K, "axes": [A, ...]} with the
-  // names of `spec`: it then parses to `spec`, without an error.
-  bool SameParallel(const Value& v, const ParallelSpec& spec) const;
   bool ParseLayout(const Value& v, bool in_plan, Origin origin, Layout& out);
   bool ParsePlacementMap(const Value& v, PlacementMap& out);
   bool ParseNamedPlacements(const Value& v, NamedPlacements& out);
@@ -172,8 +169,6 @@ class Parser {
   std::array<Recent, 64> recent_{};
   // The layout of the last member FqnLayoutItem took.
   Layout last_layout_;
-  // The last parallel spec parsed, which models repeat module after module.
-  std::optional<ParallelSpec> last_parallel_;
   std::vector<Token> tokens_;
   std::string error_;
   std::string error_pointer_;

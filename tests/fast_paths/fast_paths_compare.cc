@@ -58,6 +58,10 @@ int main(int argc, char** argv) {
   FastPaths no_resolution;
   no_resolution.in_order_resolution = false;
   plain.emplace_back("in_order_resolution", no_resolution);
+  FastPaths no_skip;
+  no_skip.skip_repeated_layouts = false;
+  plain.emplace_back("skip_repeated_layouts", no_skip);
+  plain.emplace_back("any fast path", FastPaths{.in_order_resolution = false, .skip_repeated_layouts = false});
 
   size_t differ = 0;
   for (const fs::path& file : files) {
