@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "core/exec/huge_pages.h"
 #include "core/model/document.h"
 #include "core/model/module_tree.h"
 
@@ -44,7 +45,12 @@ std::optional<SmallVector<NameId>> NormalizedOutNames(const Layout& layout);
 class Owners {
  public:
   // For a document of `module_count` modules.
-  explicit Owners(size_t module_count) : index_(module_count, kNone) {}
+  explicit Owners(size_t module_count) {
+    // Room for every module's entry, untouched until used (huge_pages.h).
+    ReserveHuge(entries_, module_count);
+    ReserveHuge(index_, module_count);
+    index_.assign(module_count, kNone);
+  }
 
   bool Has(ModuleId m) const { return index_[m] != kNone; }
   // Adds the entry of module `module` (which has none) at `path`, after
