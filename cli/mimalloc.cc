@@ -17,7 +17,10 @@
 // static constructors run, so the choice is made from the executable's
 // .preinit_array: the dynamic loader calls it before initializing any
 // library. It allocates nothing; mi_option_set only stores the value.
+#include <sys/mman.h>
+
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 
 #include "mimalloc.h"
@@ -43,3 +46,31 @@ void ChooseOptions(int, char**, char** envp) {
 [[gnu::used, gnu::section(".preinit_array")]] void (*const choose_options)(int, char**, char**) = &ChooseOptions;
 
 }  // namespace
+
+// Large blocks in huge pages. mimalloc maps each block larger than its
+// segments' room (a document's modules and parameters, the module tree's
+// paths, the owners' entries) on its own, in 4 KiB pages, and the kernel
+// then takes one fault for each 4 KiB written: a 1,000,000-parameter check
+// took three times the faults of the same run with these blocks in huge
+// pages. The executable's `malloc` and `operator new` come before the
+// library's, so every allocation of the process passes here; the block is
+// mimalloc's, freed by its `free` and `operator delete`. The advice covers
+// the block's whole 2 MiB pages, which are still faulted in only when
+// written.
+namespace {
+
+void* AdviseHugePages(void* block, size_t size) {
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  if (block != nullptr && size >= 2 * kHuge) {
+    const uintptr_t begin = (reinterpret_cast<uintptr_t>(block) + kHuge - 1) & ~(kHuge - 1);
+    const uintptr_t end = (reinterpret_cast<uintptr_t>(block) + size) & ~(kHuge - 1);
+    if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+  }
+  return block;
+}
+
+}  // namespace
+
+extern "C" void* malloc(size_t size) { return AdviseHugePages(mi_malloc(size), size); }
+void* operator new(size_t size) { return AdviseHugePages(mi_new(size), size); }
+void* operator new[](size_t size) { return AdviseHugePages(mi_new(size), size); }

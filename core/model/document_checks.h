@@ -17,7 +17,6 @@
 
 #include "core/diagnostic.h"
 #include "core/limits.h"
-#include "core/exec/huge_pages.h"
 #include "core/exec/parallel.h"
 #include "core/model/document.h"
 #include "core/model/interner.h"
@@ -58,9 +57,7 @@ class IdIndex {
     // Ids are defined in increasing order: grown by half at a time, not by
     // one name.
     if (name >= by_name_.size()) {
-      const size_t size = std::max<size_t>(name + 1, by_name_.size() + by_name_.size() / 2);
-      if (size > by_name_.capacity()) ReserveHuge(by_name_, size);
-      by_name_.resize(size, kNone);
+      by_name_.resize(std::max<size_t>(name + 1, by_name_.size() + by_name_.size() / 2), kNone);
     }
     if (by_name_[name] != kNone) return false;
     by_name_[name] = index;

@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <cstring>
 
-#include "core/exec/huge_pages.h"
 #include "core/text/utf8.h"
 
 namespace shardplan {
@@ -104,10 +103,10 @@ ModuleTree::ModuleTree(const Document& doc, bool in_order_resolution)
   // Sized once: growing them would copy each several times.
   const size_t paths = doc.tree_paths;
   for (std::vector<PathId>* v : {&module_, &parent_, &end_, &name_, &child_begin_, &child_paths_}) {
-    ReserveHuge(*v, paths);
+    v->reserve(paths);
   }
-  ReserveHuge(fqn_offset_, paths + 1);
-  ReserveHuge(fqn_data_, doc.tree_fqn_bytes);
+  fqn_offset_.reserve(paths + 1);
+  fqn_data_.reserve(doc.tree_fqn_bytes);
   fqn_offset_.push_back(0);
   add_path(doc.root, kNoPath, kNoName);
   std::vector<std::pair<PathId, uint32_t>> stack = {{0, 0}};

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "absl/types/span.h"
-#include "core/exec/huge_pages.h"
 #include "core/model/document.h"
 #include "core/model/module_tree.h"
 
@@ -45,11 +44,10 @@ std::optional<SmallVector<NameId>> NormalizedOutNames(const Layout& layout);
 class Owners {
  public:
   // For a document of `module_count` modules.
-  explicit Owners(size_t module_count) {
-    // Room for every module's entry, untouched until used (huge_pages.h).
-    ReserveHuge(entries_, module_count);
-    ReserveHuge(index_, module_count);
-    index_.assign(module_count, kNone);
+  explicit Owners(size_t module_count) : index_(module_count, kNone) {
+    // Room for every module's entry, reserved once: grown by doubling, the
+    // entries were copied into fresh memory several times.
+    entries_.reserve(module_count);
   }
 
   bool Has(ModuleId m) const { return index_[m] != kNone; }
