@@ -571,14 +571,14 @@ def render(results, profile_path, out_path):
               "steps per owner; fewer passes over the owners (the owner checks fused into claims) would still "
               "cut it.")
             w("")
-            w("Fresh memory costs too: `core_benchmark` reports the page faults of each call (`page_faults`; "
+            w("Fresh memory costs too: `stages_benchmark` reports the page faults of each call (`page_faults`; "
               "each costs what section 1 gives for a fresh 4 KiB) and keeps the memory an iteration frees in the "
               "heap for the next "
               "(`mallopt`), as a long-lived process would; left to glibc's moving mmap threshold, `Claims` at "
               "1,000,000 parameters faulted 24 MB in per call in some runs (35 -> 44 ms) and none in others. "
-              "The module tree's arrays, the owners' room and the parser's large tables are advised for 2 MiB "
-              "pages (`AdviseHugePages`, docs/architecture.md); the heap the calls reuse and the document's small "
-              "objects stay on 4 KiB pages, as in a binding's host process on glibc's defaults. With glibc's "
+              "The engine gives the kernel no memory hints (the CLI's allocator advises its large blocks for "
+              "2 MiB pages, docs/architecture.md); in the benchmarks the heap the calls reuse and the document "
+              "stay on 4 KiB pages, as in a binding's host process on glibc's defaults. With glibc's "
               "`glibc.malloc.hugetlb=1` tunable, which puts the whole heap on huge pages, these five phases at "
               "1,000,000 parameters took 0.86-0.95x the best time (one CPU, four A/Bs of 4-8 interleaved runs, "
               "2026-12-02, engine at 2e4c92e and 3a3abbe); the benchmarks do not set it.")
