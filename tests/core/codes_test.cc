@@ -1,6 +1,7 @@
 // The table of diagnostics against the documentation: every code has a
 // section in a catalogue (docs/semantics.md or docs/planning.md) and every
-// section there is a code of the table. (tests/golden holds a failing
+// section there is a code of the table; docs/architecture.md names, for
+// every code, source files that report it. (tests/golden holds a failing
 // document for each code.)
 #include "core/diagnostics/codes.h"
 
@@ -11,8 +12,11 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 
@@ -65,6 +69,68 @@ TEST(CodesTest, EveryDocumentedCodeIsInTheTable) {
       EXPECT_TRUE(found) << "docs/" << doc << " documents '" << heading << "', which no row of the table has";
     }
   }
+}
+
+// "shared-conflict" -> "Code::kSharedConflict", as a rule spells it.
+std::string Enumerator(std::string_view name) {
+  std::string out = "Code::k";
+  bool upper = true;
+  for (char c : name) {
+    if (c == '-') {
+      upper = true;
+      continue;
+    }
+    out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    upper = false;
+  }
+  return out;
+}
+
+// The rows of docs/architecture.md's "To change a diagnostic, open" table:
+// the codes of the first column, the core/ files named in the second.
+std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> ChangeTableRows() {
+  std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> rows;
+  bool inside = false;
+  for (std::string_view line : absl::StrSplit(ReadDoc("architecture.md"), '\n')) {
+    if (absl::StartsWith(line, "#")) inside = line == "### To change a diagnostic, open";
+    if (!inside || !absl::StartsWith(line, "| `")) continue;
+    const std::vector<std::string_view> cells = absl::StrSplit(line, '|');
+    if (cells.size() < 3) continue;
+    std::vector<std::string> codes, files;
+    for (std::string_view part : absl::StrSplit(cells[1], '`')) {
+      part = absl::StripAsciiWhitespace(part);
+      if (!part.empty() && part != ",") codes.emplace_back(part);
+    }
+    std::vector<std::string_view> quoted = absl::StrSplit(cells[2], '`');
+    for (size_t i = 1; i < quoted.size(); i += 2) {
+      if (absl::StartsWith(quoted[i], "core/")) files.emplace_back(quoted[i]);
+    }
+    rows.emplace_back(std::move(codes), std::move(files));
+  }
+  return rows;
+}
+
+TEST(CodesTest, TheArchitectureNamesTheRuleOfEveryCode) {
+  std::map<std::string, int> rows_of;
+  for (const auto& [codes, files] : ChangeTableRows()) {
+    EXPECT_FALSE(files.empty()) << codes.front() << ": no core/ file named";
+    for (const std::string& code : codes) {
+      ++rows_of[code];
+      bool reported = false;
+      for (const std::string& file : files) {
+        std::ifstream in(file);
+        ASSERT_TRUE(in) << code << ": " << file << " does not exist";
+        std::ostringstream text;
+        text << in.rdbuf();
+        reported = reported || absl::StrContains(text.str(), Enumerator(code));
+      }
+      EXPECT_TRUE(reported) << code << ": none of the files docs/architecture.md names reports " << Enumerator(code);
+    }
+  }
+  for (const CodeInfo& info : kCodes) {
+    EXPECT_EQ(rows_of[std::string(info.name)], 1) << info.name << ": rows naming it in docs/architecture.md";
+  }
+  EXPECT_EQ(rows_of.size(), std::size(kCodes)) << "docs/architecture.md names a code the table lacks";
 }
 
 TEST(CodesTest, NamesAreUniqueKebabCase) {
