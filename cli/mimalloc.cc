@@ -50,9 +50,9 @@ void ChooseOptions(int, char**, char** envp) {
 // Large blocks in huge pages. mimalloc maps each block larger than its
 // segments' room (a document's modules and parameters, the module tree's
 // paths, the owners' entries) on its own, in 4 KiB pages, and the kernel
-// then takes one fault for each 4 KiB written: a 1,000,000-parameter check
-// took three times the faults of the same run with these blocks in huge
-// pages. The executable's `malloc` and `operator new` come before the
+// then takes one fault for each 4 KiB written, several times the faults
+// of the same run with these blocks in huge pages (docs/architecture.md,
+// "The CLI process"). The executable's `malloc` and `operator new` come before the
 // library's, so every allocation of the process passes here; the block is
 // mimalloc's, freed by its `free` and `operator delete`. The advice covers
 // the block's whole 2 MiB pages, which are still faulted in only when
