@@ -119,7 +119,7 @@ TEST(CodesTest, TheArchitectureNamesTheRuleOfEveryCode) {
       bool reported = false;
       for (const std::string& file : files) {
         std::ifstream in(file);
-        ASSERT_TRUE(in) << code << ": " << file << " does not exist";
+        ASSERT_TRUE(in) << code << ": " << file << " does not exist, or is not in codes_test's data";
         std::ostringstream text;
         text << in.rdbuf();
         reported = reported || absl::StrContains(text.str(), Enumerator(code));
