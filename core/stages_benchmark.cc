@@ -155,8 +155,8 @@ const Model* ModelOrSkip(benchmark::State& state, ModelKind kind) {
 
 // Counts the minor page faults of the process (all threads) in the timed
 // loop, and reports them per iteration as `page_faults`: what fresh memory
-// a phase takes, which costs about 1.5 us per 4 KiB page on the VMs of
-// docs/performance.md.
+// a phase takes (docs/performance.md, section 1, gives the cost of a fault
+// on the machine measured).
 class PageFaults {
  public:
   PageFaults() : since_(Now()) {}
@@ -408,8 +408,8 @@ int RegisterAll() {
 // Memory a timed loop frees stays in the heap for its next iteration, as
 // in a long-lived process: glibc would otherwise map blocks above a
 // threshold it moves with the history of frees, and give the heap's top
-// back, so whether an iteration paid for fresh pages (about 1.5 us per 4
-// KiB page here) changed from run to run. Blocks up to 32 MiB (glibc's
+// back, so whether an iteration paid for fresh pages changed from run to
+// run. Blocks up to 32 MiB (glibc's
 // largest threshold) come from the heap, which is never trimmed;
 // `page_faults` counts whatever fresh memory a phase still takes.
 [[maybe_unused]] const bool kHeapKept = mallopt(M_MMAP_THRESHOLD, 32 << 20) == 1 && mallopt(M_TRIM_THRESHOLD, INT_MAX) == 1;
