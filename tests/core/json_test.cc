@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/core/json_text_generator.h"
 #include "rapidjson/error/en.h"
 #include "rapidjson/reader.h"
 
@@ -146,103 +147,10 @@ rapidjson::ParseErrorCode ToRapidJson(Error e) {
   return rapidjson::kParseErrorTermination;
 }
 
-// Random JSON-like text: mostly valid values, with escapes, numbers at the
-// edges of int64, and whitespace, then sometimes broken by a mutation.
-class Generator {
- public:
-  explicit Generator(uint32_t seed) : rng_(seed) {}
-
-  std::string Text() {
-    std::string s = Value(0);
-    const int mutations = Pick(4) == 0 ? 0 : 1 + Pick(2);
-    for (int i = 0; i < mutations && !s.empty(); ++i) Mutate(s);
-    return s;
-  }
-
- private:
-  int Pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
-  std::string Space() {
-    static const char* kSpaces[] = {"", "", "", " ", "\n", "\t ", "\r\n  "};
-    return kSpaces[Pick(7)];
-  }
-  std::string Number() {
-    static const char* kNumbers[] = {"0",    "-0",  "7",   "-12",  "4096", "9223372036854775807",
-                                     "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
-                                     "18446744073709551615", "18446744073709551616", "1.5",  "-0.25",
-                                     "1e3",  "2E-2", "1e+9", "0.0",  "3.14159e10", "123456789012345678901234"};
-    return kNumbers[Pick(19)];
-  }
-  std::string String() {
-    static const char* kPieces[] = {"a",      "tp",     "layers", ".",      "0",     "\\n",  "\\\"",  "\\\\",
-                                    "\\/",    "\\u00e9", "\\u0000", "\\ud83d\\ude00", "\xc3\xa9", "\xe2\x82\xac",
-                                    "\\t",    " ",      "S(0)",   "\\udc00", "weight", "*"};
-    std::string s = "\"";
-    const int n = Pick(5);
-    for (int i = 0; i < n; ++i) s += kPieces[Pick(20)];
-    return s + "\"";
-  }
-  std::string Value(int depth) {
-    const int kind = depth >= 5 ? Pick(4) : Pick(7);
-    switch (kind) {
-      case 0:
-        return Number();
-      case 1:
-        return String();
-      case 2: {
-        static const char* kWords[] = {"null", "true", "false"};
-        return kWords[Pick(3)];
-      }
-      case 3:
-        return String();
-      case 4:
-      case 5: {
-        std::string s = "{" + Space();
-        const int n = Pick(4);
-        for (int i = 0; i < n; ++i) {
-          if (i > 0) s += "," + Space();
-          s += String() + Space() + ":" + Space() + Value(depth + 1) + Space();
-        }
-        return s + "}";
-      }
-      default: {
-        std::string s = "[" + Space();
-        const int n = Pick(4);
-        for (int i = 0; i < n; ++i) {
-          if (i > 0) s += "," + Space();
-          s += Value(depth + 1) + Space();
-        }
-        return s + "]";
-      }
-    }
-  }
-  void Mutate(std::string& s) {
-    static const char kChars[] = "{}[]\",:\\-+0123456789.eEtrufalsn u\t\x01";
-    const size_t at = static_cast<size_t>(Pick(static_cast<int>(s.size())));
-    // Never split a UTF-8 sequence: the reader's input is valid UTF-8.
-    if (static_cast<unsigned char>(s[at]) >= 0x80) return;
-    switch (Pick(4)) {
-      case 0:
-        s.erase(at, 1);
-        break;
-      case 1:
-        s.insert(at, 1, kChars[Pick(sizeof kChars - 1)]);
-        break;
-      case 2:
-        s[at] = kChars[Pick(sizeof kChars - 1)];
-        break;
-      default:
-        s.resize(at);
-        break;
-    }
-  }
-
-  std::mt19937 rng_;
-};
-
 // RapidJSON is the oracle: the same values, or the same error at the same
 // offset, on valid and broken texts.
 TEST(JsonTest, AgreesWithRapidJsonOnRandomTexts) {
-  Generator gen(20261130);
+  JsonTextGenerator gen(20261130);
   int errors = 0;
   for (int i = 0; i < 30000; ++i) {
     const std::string text = gen.Text();
