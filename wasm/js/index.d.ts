@@ -238,7 +238,10 @@ export class Shardplan {
   planDetails(text: DocumentInput, options?: CheckOptions | null): Details<PlanResult>;
 }
 
-/** Loads the engine once (later calls give the same instance, unless it aborted). */
+/**
+ * Loads the engine once (later calls give the same instance, unless it aborted: after an
+ * OUT_OF_MEMORY or ENGINE_ABORTED error, load() again).
+ */
 export function load(): Promise<Shardplan>;
 
 /** load(), then check(). */

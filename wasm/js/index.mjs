@@ -19,7 +19,7 @@ export const ErrorCode = Object.freeze({
   NULL_ARGUMENT: 1, // a required argument was NULL (a bug in this wrapper if it happens)
   INVALID_ARGUMENT: 2, // a value out of range or malformed (also: bad text/options given to check)
   OUT_OF_RANGE: 3, // an index past the end
-  OUT_OF_MEMORY: 4, // the engine's memory (at most 4 GiB) ran out
+  OUT_OF_MEMORY: 4, // the engine's memory (4 GiB at most) ran out; if it aborted, load() again
   INTERNAL: 5, // a bug in shardplan: please report it
   INCOMPATIBLE_ABI: -1, // the engine has another C ABI version than this wrapper (load())
   ENGINE_ABORTED: -2, // the engine trapped or aborted; this instance is unusable (load() again)
@@ -157,6 +157,12 @@ function toBytes(text) {
 // which Emscripten throws to JS as a bare number (exception catching is off in this build).
 function isEngineFailure(e) {
   return e instanceof WebAssembly.RuntimeError || typeof e === 'number';
+}
+
+// The engine aborts with "OOM" when its memory cannot grow for an allocation: past its 4 GiB
+// maximum, or when the system refuses (-sABORTING_MALLOC=1 in wasm/BUILD).
+function isOutOfMemory(e) {
+  return e instanceof WebAssembly.RuntimeError && /\bOOM\b/.test(e.message);
 }
 
 /** One instance of the engine. Get it with load(); all methods are synchronous. */
@@ -377,12 +383,27 @@ export class Shardplan {
       if (!isEngineFailure(e)) throw e;
       this.#aborted = e;
       forgetInstance(this);
-      throw this.#abortedError(e);
+      throw isOutOfMemory(e) ? this.#outOfMemoryError(e) : this.#abortedError(e);
     }
   }
 
+  // The error of the call that ran out of memory (later calls get #abortedError's).
+  #outOfMemoryError(cause) {
+    const mib = Math.round(this.#m.HEAPU8.length / 2 ** 20);
+    return new ShardplanError(
+      ErrorCode.OUT_OF_MEMORY,
+      `out of memory: the document needs more memory than the shardplan engine can have (a ` +
+        `WebAssembly memory of 4 GiB at most; an allocation failed when it had grown to ${mib} ` +
+        `MiB). The native shardplan CLI has no such limit. This instance cannot be used any ` +
+        `more; call load() for a new one.`,
+      { cause },
+    );
+  }
+
   #abortedError(cause) {
-    const what = typeof cause === 'number' ? `an uncaught C++ exception (${cause})` : String(cause?.message ?? cause);
+    const what = typeof cause === 'number'
+      ? `an uncaught C++ exception (${cause})`
+      : String(cause?.message ?? cause).replace(/\. Build with -s ASSERTIONS=1 for more info\.$/, '');
     return new ShardplanError(
       ErrorCode.ENGINE_ABORTED,
       `the shardplan engine aborted: ${what}. This instance cannot be used any more; ` +
@@ -391,8 +412,10 @@ export class Shardplan {
     );
   }
 
+  // Returns the block, or throws OUT_OF_MEMORY when malloc returns NULL (the instance stays
+  // usable) or aborts for want of memory (see isOutOfMemory).
   #malloc(size) {
-    const ptr = this.#m._malloc(size) >>> 0;
+    const ptr = size <= U32_MAX ? this.#m._malloc(size) >>> 0 : 0; // 4 GiB and more: past wasm32's size_t
     if (ptr === 0) {
       throw new ShardplanError(ErrorCode.OUT_OF_MEMORY, `cannot allocate ${size} bytes in the engine's memory`);
     }

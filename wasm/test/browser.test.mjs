@@ -9,6 +9,10 @@
 // (/usr/bin/chromium, or SHARDPLAN_CHROMIUM). No network access is needed. Screenshots of the
 // failing and the passing example and of the plan tab (plan-tab.png) are written to
 // SHARDPLAN_TEST_OUTPUTS (a new temporary directory when unset).
+//
+// Running out of memory is tested under /small-memory/: the same site, with the worker's
+// WebAssembly memory capped at SMALL_MEMORY (capMemoryGrowth, prepended to worker.mjs as served),
+// so that a 1 KB document needs more memory than the engine may have.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,10 +21,14 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 
+import { capMemoryGrowth, doublingDocument } from './lib.mjs';
+
 const CHROMIUM = process.env.SHARDPLAN_CHROMIUM || '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
   '--disable-component-update'];
 const TIMEOUT = 60_000;
+const SMALL_MEMORY = 64 * 2 ** 20;
+const SMALL_MEMORY_PREFIX = '/small-memory/';
 
 const MIME = {
   '.html': 'text/html; charset=utf-8',
@@ -34,7 +42,8 @@ const MIME = {
   '.txt': 'text/plain; charset=utf-8',
 };
 
-// Serves `root` on 127.0.0.1 (ephemeral port). Resolves to {server, url}.
+// Serves `root` on 127.0.0.1 (ephemeral port), and under SMALL_MEMORY_PREFIX the same files with
+// the memory cap prepended to worker.mjs. Resolves to {server, url}.
 function serve(root) {
   const base = path.resolve(root);
   const server = http.createServer((req, res) => {
@@ -45,6 +54,8 @@ function serve(root) {
       res.writeHead(400).end('bad request');
       return;
     }
+    const smallMemory = rel.startsWith(SMALL_MEMORY_PREFIX);
+    if (smallMemory) rel = rel.slice(SMALL_MEMORY_PREFIX.length - 1);
     if (rel.endsWith('/')) rel += 'index.html';
     const file = path.resolve(base, `.${rel}`);
     if (file !== base && !file.startsWith(base + path.sep)) {
@@ -55,6 +66,9 @@ function serve(root) {
       if (err) {
         res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('not found');
         return;
+      }
+      if (smallMemory && rel === '/worker.mjs') {
+        data = Buffer.concat([Buffer.from(`(${capMemoryGrowth})(${SMALL_MEMORY});\n`), data]);
       }
       res.writeHead(200, {
         'Content-Type': MIME[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
@@ -113,17 +127,23 @@ before(async () => {
   const context = await browser.newContext({ viewport: { width: 1440, height: 1300 }, deviceScaleFactor: 1 });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(siteUrl).origin });
   page = await context.newPage();
-  page.setDefaultTimeout(TIMEOUT);
-  page.on('pageerror', (err) => {
+  watch(page);
+}, { timeout: TIMEOUT * 2 });
+
+// Records what `p` throws or logs as an error and any off-site request in pageErrors (the last
+// test asserts there is none).
+function watch(p) {
+  p.setDefaultTimeout(TIMEOUT);
+  p.on('pageerror', (err) => {
     pageErrors.push(`pageerror: ${err.message}`);
     failOnPageError(err);
   });
-  page.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`); });
-  page.on('requestfailed', (req) => pageErrors.push(`request failed: ${req.url()} ${req.failure()?.errorText}`));
-  page.on('request', (req) => {
+  p.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`); });
+  p.on('requestfailed', (req) => pageErrors.push(`request failed: ${req.url()} ${req.failure()?.errorText}`));
+  p.on('request', (req) => {
     if (!req.url().startsWith(siteUrl) && !req.url().startsWith('data:')) pageErrors.push(`off-site request: ${req.url()}`);
   });
-}, { timeout: TIMEOUT * 2 });
+}
 
 after(async () => {
   await browser?.close();
@@ -131,27 +151,27 @@ after(async () => {
   if (outputs) console.log(`# screenshots in ${outputs}`);
 });
 
-// Runs `action` (which starts a check) and waits until the page shows that run's result.
-async function checked(action) {
-  const prev = (await page.getAttribute('[data-testid=status]', 'data-run')) ?? '';
+// Runs `action` (which starts a check) and waits until the page `p` shows that run's result.
+async function checked(action, p = page) {
+  const prev = (await p.getAttribute('[data-testid=status]', 'data-run')) ?? '';
   const pageError = new Promise((resolve, reject) => {
     failOnPageError = (err) => reject(new Error(`the page threw: ${err.stack ?? err.message}`));
   });
   try {
     await Promise.race([pageError, (async () => {
       await action();
-      await page.waitForFunction((p) => {
+      await p.waitForFunction((run) => {
         const s = document.querySelector('[data-testid=status]');
-        return (s.dataset.run ?? '') !== p && !['checking', 'loading', 'ready'].includes(s.dataset.state);
+        return (s.dataset.run ?? '') !== run && !['checking', 'loading', 'ready'].includes(s.dataset.state);
       }, prev);
     })()]);
   } finally {
     failOnPageError = () => {};
   }
-  return page.getAttribute('[data-testid=status]', 'data-state');
+  return p.getAttribute('[data-testid=status]', 'data-state');
 }
 
-const diagnostics = () => page.$$eval('[data-testid=diagnostic]', (els) => els.map((e) => ({
+const diagnostics = (p = page) => p.$$eval('[data-testid=diagnostic]', (els) => els.map((e) => ({
   code: e.dataset.code,
   fqn: e.dataset.fqn ?? null,
   pointer: e.dataset.pointer ?? null,
@@ -502,6 +522,48 @@ test('the plan tab over three mesh axes, for a document with its own plan, and o
   assert.equal(await page.getAttribute('[data-testid=collectives] [data-collective=all_reduce] td[data-axis=tp]', 'data-count'), '5');
   assert.ok((await diagnostics()).some((d) => d.code === 'unplanned-parameters'));
   await page.click('[data-testid=check-tab]');
+});
+
+test('a document that needs more memory than the page gets: a clear message, and a new worker checks the next one', { timeout: TIMEOUT }, async () => {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1 });
+  try {
+    const p = await context.newPage();
+    watch(p);
+    const workers = [];
+    p.on('worker', (w) => workers.push(new Promise((resolve) => w.on('close', resolve))));
+    await p.goto(new URL(SMALL_MEMORY_PREFIX, siteUrl).href);
+    await p.waitForSelector('[data-testid=status][data-state=ready]');
+
+    // 1 KB, 2^20 module paths: about 170 MiB of engine memory, over the 64 MiB it may have here.
+    const doc = doublingDocument(20);
+    const status = '[data-testid=status]';
+    assert.equal(await checked(() => p.evaluate((text) => { window.shardplanApp.checkText(text, 'doubling.json'); }, doc), p), 'failed');
+    assert.equal(await p.getAttribute(status, 'data-failure'), 'out-of-memory');
+    assert.equal(await p.textContent('#status-text'),
+      'This document needs more memory than the browser gives this page (4 GiB at most).');
+    assert.match(await p.textContent('#status-detail'), /command-line tool, which has no such limit: shardplan check FILE/);
+    assert.equal(await p.isEnabled('[data-testid=check-button]'), true);
+    await p.screenshot({ path: path.join(outputs, 'out-of-memory.png') });
+    // The worker whose engine ran out was terminated, and a new one started.
+    await workers[0];
+    assert.equal(workers.length, 2);
+
+    // The new worker checks the next document, without a reload.
+    assert.equal(await checked(() => p.selectOption('[data-testid=example-select]', 'tiny-llama-broken.json'), p), 'errors');
+    assert.deepEqual((await diagnostics(p)).map((d) => d.code), ['native-no-match', 'ports-mismatch', 'unknown-axis', 'shared-conflict']);
+    assert.equal(await p.getAttribute(status, 'data-failure'), null);
+
+    // A run superseded while the engine runs out is dropped, and the run after it still gets checked.
+    const ok = fs.readFileSync(path.join(process.env.SHARDPLAN_SITE, 'examples', 'tiny-llama.json'), 'utf8');
+    assert.equal(await checked(() => p.evaluate(([big, small]) => {
+      window.shardplanApp.checkText(big, 'doubling.json');
+      window.shardplanApp.checkText(small, 'tiny-llama.json');
+    }, [doc, ok]), p), 'ok');
+    assert.equal(await p.getAttribute(status, 'data-doc'), 'tiny-llama.json');
+    assert.equal(workers.length, 3);
+  } finally {
+    await context.close();
+  }
 });
 
 test('the page made no off-site request and logged no error', () => {

@@ -68,3 +68,41 @@ export function inlinedWasmBytes() {
 export function readExample(name) {
   return readFileSync(join(EXAMPLES, name), 'utf8');
 }
+
+/**
+ * A small document (about 1 KB) whose module tree expands to 2^depth module paths: each module's
+ * two children are the same module. The engine needs about 170 bytes of memory per path (depth
+ * 20: 2^20 paths, about 170 MiB), so it runs out of memory under a lowered ceiling (see
+ * capMemoryGrowth) without a large document.
+ */
+export function doublingDocument(depth) {
+  const modules = {};
+  for (let i = 0; i < depth; i++) modules[`m${i}`] = { children: { a: `m${i + 1}`, b: `m${i + 1}` } };
+  modules[`m${depth}`] = { type: 'Linear', forward: ['x'], params: { weight: 'w' } };
+  return JSON.stringify({
+    schema: 'shardplan.v1',
+    mesh: { tp: 2 },
+    parameters: { w: { shape: [4, 4] } },
+    root: 'm0',
+    modules,
+  });
+}
+
+/**
+ * Lowers the memory ceiling of WebAssembly in this JS realm to `bytes`: Memory.prototype.grow
+ * throws a RangeError past it, as when the browser or the system cannot give more memory. The
+ * engine then aborts with "OOM", as it does at its 4 GiB maximum. Returns a function that undoes
+ * it. Self-contained: the browser test runs its source in the page's worker.
+ */
+export function capMemoryGrowth(bytes) {
+  const grow = WebAssembly.Memory.prototype.grow;
+  WebAssembly.Memory.prototype.grow = function growUnderCap(pages) {
+    if (this.buffer.byteLength + pages * 65536 > bytes) {
+      throw new RangeError(`WebAssembly.Memory.grow(): over the test's ceiling of ${bytes} bytes`);
+    }
+    return grow.call(this, pages);
+  };
+  return () => {
+    WebAssembly.Memory.prototype.grow = grow;
+  };
+}

@@ -107,7 +107,7 @@ const state = {
   worker: null,
   ready: false,
   nextId: 1,
-  pending: null,   // {id, t0, source, resolve}
+  pending: null,   // {id, t0, source, resolve, input, message}: message is what was posted to the worker
   examples: new Map(), // name -> Promise<text>
   view: null,      // the current checked document's view model
   lastRun: null,
@@ -120,11 +120,15 @@ const state = {
 function setStatus(stateName, text, detail = '') {
   const el = $('status');
   el.dataset.state = stateName;
+  delete el.dataset.failure; // replaceWorker's kind of failure
   $('status-text').textContent = text;
   $('status-detail').textContent = detail;
 }
 
 // ---- Worker ----------------------------------------------------------------
+
+// The worker's error codes after which its engine is gone (see worker.mjs).
+const ENGINE_LOST = new Set(['OUT_OF_MEMORY', 'ENGINE_ABORTED']);
 
 function startWorker() {
   let worker;
@@ -134,14 +138,45 @@ function startWorker() {
     setStatus('failed', 'This browser cannot start the checker (module workers are required).', String(err));
     return;
   }
-  worker.onmessage = (event) => onWorkerMessage(event.data);
+  // A replaced worker's messages still queued here are dropped (see replaceWorker).
+  worker.onmessage = (event) => { if (state.worker === worker) onWorkerMessage(event.data); };
   worker.onerror = (event) => {
     event.preventDefault?.();
+    if (state.worker !== worker) return;
+    if (state.ready) { // it failed after loading: an uncaught error in the worker
+      replaceWorker(state.pending ? state.pending.id : null, null, event.message || 'worker error');
+      return;
+    }
     setStatus('failed', 'The checker failed to start.', event.message || 'worker error');
     $('engine').textContent = 'Engine unavailable';
     if (state.pending) finishPending(null);
   };
   state.worker = worker;
+}
+
+// The worker's engine is gone (it ran out of memory or aborted, and an aborted WebAssembly
+// instance cannot be used again), or the worker failed: terminate it, which also gives its
+// memory back, and start a new one, so that the next document is checked without a reload.
+// Run `failedId` reports the failure (`code` is the worker's error code, or null); a newer
+// run, which was queued in the old worker, is posted again to the new one.
+function replaceWorker(failedId, code, detail) {
+  state.worker.terminate();
+  state.ready = false;
+  startWorker();
+  const pending = state.pending;
+  if (pending && pending.id !== failedId) {
+    state.worker.postMessage(pending.message);
+    return;
+  }
+  if (code === 'OUT_OF_MEMORY') {
+    setStatus('failed', 'This document needs more memory than the browser gives this page (4 GiB at most).',
+      'Check it with the command-line tool, which has no such limit: shardplan check FILE. ' +
+      'The checker was restarted for the next document.');
+  } else {
+    setStatus('failed', 'The checker stopped while checking this document and was restarted.', detail);
+  }
+  $('status').dataset.failure = code === 'OUT_OF_MEMORY' ? 'out-of-memory' : 'engine-lost';
+  finishPending(null);
 }
 
 function onWorkerMessage(msg) {
@@ -164,6 +199,7 @@ function onWorkerMessage(msg) {
   }
   if (msg.type === 'owner') { onOwner(msg); return; }
   if (msg.type === 'export') { onExport(msg); return; }
+  if (msg.type === 'error' && ENGINE_LOST.has(msg.code)) { replaceWorker(msg.id, msg.code, msg.message); return; }
   const pending = state.pending;
   if (!pending || msg.id !== pending.id) return; // a stale run: a newer one replaced it
   if (msg.type === 'error') {
@@ -197,16 +233,16 @@ function runCheck(input, source, mode = undefined) {
   if (!state.worker) return Promise.resolve(null);
   if (state.pending) state.pending.resolve(null); // superseded
   const id = state.nextId++;
+  const message = typeof input === 'string' ? { type: 'check', id, text: input, mode } : { type: 'check', id, file: input, mode };
   return new Promise((resolve) => {
-    state.pending = { id, source, resolve, t0: 0, input };
+    state.pending = { id, source, resolve, t0: 0, input, message };
     setStatus('checking', `${mode === 'plan' ? 'Planning' : 'Checking'} ${source.label}…`, state.ready ? '' : 'waiting for the engine to load');
     $('export-result').hidden = true;
     $('status').dataset.run = String(id);
     $('check-button').disabled = true;
     document.body.classList.add('busy');
     state.pending.t0 = performance.now();
-    if (typeof input === 'string') state.worker.postMessage({ type: 'check', id, text: input, mode });
-    else state.worker.postMessage({ type: 'check', id, file: input, mode });
+    state.worker.postMessage(message);
   });
 }
 

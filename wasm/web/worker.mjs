@@ -14,7 +14,11 @@
 //   {type: 'result', id, result, ownership, tree, treeError, bytes, timing, mode, plan}
 //   {type: 'owner', id, fqn, layout, parallel, required, collected}
 //   {type: 'export', id, blob}
-//   {type: 'error', id, message}
+//   {type: 'error', id, message, code}   code: the ShardplanError's codeName, or null
+//
+// After an error with code OUT_OF_MEMORY or ENGINE_ABORTED the engine here has aborted (an
+// aborted WebAssembly instance cannot be used again) or holds the memory it grew for the document
+// (a WebAssembly memory never shrinks): the page terminates this worker and starts a new one.
 //
 // Who owns what comes from the engine, never from rules re-derived here: the
 // worker runs Shardplan.checkDetails (or planDetails), which reads the result
@@ -456,7 +460,7 @@ self.onmessage = (event) => {
   const msg = event.data;
   if (!msg) return;
   if (msg.type === 'check') {
-    check(msg).catch((err) => postMessage({ type: 'error', id: msg.id, message: describe(err) }));
+    check(msg).catch((err) => postMessage({ type: 'error', id: msg.id, message: describe(err), code: err?.codeName ?? null }));
   } else if (msg.type === 'owner') owner(msg);
   else if (msg.type === 'export') exportResult(msg);
 };
