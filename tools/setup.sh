@@ -6,7 +6,10 @@
 #  * enables deb-src for Debian main (separate deb822 file, only if no deb-src
 #    entry exists yet),
 #  * fetches abseil's Debian source package and unpacks it into the
-#    git-ignored folder third_party/abseil/src (only if missing).
+#    git-ignored folder third_party/abseil/src (only if missing),
+#  * likewise oneTBB's, into third_party/onetbb/src: the ThreadSanitizer
+#    build compiles it from source (tools/test.sh), as TSan must see the
+#    synchronization inside oneTBB's scheduler.
 #
 # Idempotent; a fast no-op when everything is in place. Run as root (or via
 # sudo). Works from any current directory.
@@ -41,6 +44,7 @@ PACKAGES=(
   emscripten               # the WebAssembly build (emcc 3.1.6, prebuilt frozen cache)
   chromium                 # the browser test of the WebAssembly page
   python3-torch            # the PyTorch exporter (shardplan.torch) and the model zoo
+  clang libclang-rt-14-dev # the fuzz targets (libFuzzer) and ThreadSanitizer (tools/clang)
   valgrind linux-perf      # the profiles of tools/perf/measure.py and instructions.py
 )
 
@@ -179,6 +183,41 @@ else
     chown -R "${SUDO_UID}:${SUDO_GID}" "${ABSL_PARENT}"
   fi
   did "unpacked abseil ${VERSION#abseil_} into ${ABSL_DIR}"
+fi
+
+# --- 3b. oneTBB source ---------------------------------------------------------
+# Debian's source of the libtbb-dev the other builds link (all its patches
+# applied), with upstream's BUILD.bazel: `--override_repository=onetbb=...`
+# swaps it in for the ThreadSanitizer build only.
+TBB_DIR="${REPO_ROOT}/third_party/onetbb/src"
+if [[ -f ${TBB_DIR}/BUILD.bazel && -f ${TBB_DIR}/.shardplan-onetbb-version ]]; then
+  log "oneTBB source present: ${TBB_DIR} ($(cat "${TBB_DIR}/.shardplan-onetbb-version"))"
+else
+  TBB_VERSION="$(dpkg-query -W -f='${Version}' libtbb-dev)"
+  if ! apt-cache showsrc "onetbb=${TBB_VERSION}" 2>/dev/null | grep -q '^Package: onetbb'; then
+    APT_UPDATED=0
+    apt_update_once
+  fi
+  mkdir -p "${TBB_DIR%/src}"
+  WORK="$(mktemp -d "${TBB_DIR%/src}/.fetch.XXXXXX")"
+  trap 'rm -rf "${WORK}"' EXIT
+  chmod 755 "${WORK}"
+  log "downloading Debian source package onetbb=${TBB_VERSION}"
+  (cd "${WORK}" && apt-get source -qq --download-only "onetbb=${TBB_VERSION}" 2>&1 | grep -v 'unsandboxed' || true)
+  DSC="$(ls "${WORK}"/onetbb_*.dsc 2>/dev/null | head -n1 || true)"
+  [[ -n ${DSC} ]] || { echo "[setup] ERROR: apt-get source onetbb failed" >&2; exit 1; }
+  if ! OUT="$(cd "${WORK}" && dpkg-source -x "${DSC}" unpacked 2>&1)"; then
+    echo "${OUT}" >&2; exit 1
+  fi
+  echo "${TBB_VERSION} (Debian source)" > "${WORK}/unpacked/.shardplan-onetbb-version"
+  rm -rf "${TBB_DIR}"
+  mv "${WORK}/unpacked" "${TBB_DIR}"
+  rm -rf "${WORK}"
+  trap - EXIT
+  if [[ -n ${SUDO_UID:-} && -n ${SUDO_GID:-} ]]; then
+    chown -R "${SUDO_UID}:${SUDO_GID}" "${TBB_DIR%/src}"
+  fi
+  did "unpacked oneTBB ${TBB_VERSION} into ${TBB_DIR}"
 fi
 
 # --- 4. npm packages of the browser test ---------------------------------------

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs what is missing, then runs every test: `bazel test //...` plain,
 # under AddressSanitizer, under UndefinedBehaviorSanitizer, and with the
-# serial (no oneTBB) engine that the WebAssembly build uses; then, against
+# serial (no oneTBB) engine that the WebAssembly build uses; the parallel
+# phases' tests under ThreadSanitizer (with oneTBB built from its source, so
+# that TSan sees its scheduler's synchronization); each fuzz target as a
+# fuzzer for 30 seconds (tools/fuzz.sh); then, against
 # the plain libshardplan.so, the Rust, Go and Python bindings' own test
 # runners (the Python one with the PyTorch exporter), the model zoo, the
 # WebAssembly module and page (Node and Chromium), the measurement scripts
@@ -14,15 +17,25 @@ cd "$root"
 bash tools/setup.sh || exit 2
 
 passed=0 failed=0 status=0
-for config in plain asan ubsan serial; do
+# The tests of the parallel phases: one result on 1 to 8 threads, the
+# helpers, the engine, the document reader's pipeline, the C ABI from
+# several threads.
+tsan_targets=(//tests/core:threads_test //tests/core:parallel_test //tests/core:engine_test
+  //tests/core:json_reader_test //capi:capi_test)
+for config in plain asan ubsan serial tsan; do
+  targets=(//...)
   case "$config" in
     plain) flags=() ;;
     serial) flags=(--define=shardplan_serial=1) ;;
+    tsan)
+      flags=(--config=tsan "--override_repository=onetbb=${root}/third_party/onetbb/src")
+      targets=("${tsan_targets[@]}")
+      ;;
     *) flags=("--config=$config") ;;
   esac
-  echo "=== bazel test ${flags[*]} //... (${config})"
+  echo "=== bazel test ${flags[*]} ${targets[*]} (${config})"
   log="$(mktemp)"
-  bazel test "${flags[@]}" //... 2>&1 | tee "$log"
+  bazel test "${flags[@]}" "${targets[@]}" 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   p=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log")
   f=$(grep -cE '^//[^ ]+ +(FAILED|TIMEOUT|NO STATUS|FAILED TO BUILD)' "$log")
@@ -94,6 +107,8 @@ perf_tools() {
     /usr/bin/python3 -m pytest -q tools/perf/tests
 }
 suite perf-tools perf_tools
+# Every fuzz target as a fuzzer (clang, ASan + UBSan), 30 seconds each.
+suite fuzz bash tools/fuzz.sh --time 30
 downstream() {
   local rc
   (cd examples/downstream && bazel test //...)

@@ -39,6 +39,7 @@
 #include "core/engine.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
+#include "tests/support/resolve_pointer.h"
 
 namespace shardplan {
 namespace {
@@ -128,45 +129,6 @@ std::vector<std::string> ExpectedLines(std::string_view text) {
   return lines;
 }
 
-// Resolves an RFC 6901 JSON pointer ("" is the whole document, "~1" is "/",
-// "~0" is "~", array indexes are decimal without leading zeros). Returns null
-// when the pointer names nothing in `root`.
-const rapidjson::Value* ResolvePointer(const rapidjson::Value& root, std::string_view pointer) {
-  if (pointer.empty()) return &root;
-  if (pointer.front() != '/') return nullptr;
-  const rapidjson::Value* value = &root;
-  for (std::string_view raw : absl::StrSplit(pointer.substr(1), '/')) {
-    std::string token;
-    for (size_t i = 0; i < raw.size(); ++i) {
-      if (raw[i] != '~') {
-        token.push_back(raw[i]);
-      } else if (i + 1 < raw.size() && (raw[i + 1] == '0' || raw[i + 1] == '1')) {
-        token.push_back(raw[++i] == '0' ? '~' : '/');
-      } else {
-        return nullptr;
-      }
-    }
-    if (value->IsObject()) {
-      const rapidjson::Value key(rapidjson::StringRef(token.data(), static_cast<rapidjson::SizeType>(token.size())));
-      auto member = value->FindMember(key);
-      if (member == value->MemberEnd()) return nullptr;
-      value = &member->value;
-    } else if (value->IsArray()) {
-      const bool digits =
-          std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; });
-      const bool canonical_index =
-          digits && !token.empty() && token.size() <= 9 && (token.size() == 1 || token[0] != '0');
-      if (!canonical_index) return nullptr;
-      const size_t index = std::stoul(token);
-      if (index >= value->Size()) return nullptr;
-      value = &(*value)[static_cast<rapidjson::SizeType>(index)];
-    } else {
-      return nullptr;
-    }
-  }
-  return value;
-}
-
 // Letters, digits and underscores, as GoogleTest wants parameter names.
 std::string TestName(const testing::TestParamInfo<GoldenCase>& info) {
   std::string name = info.param.stem;
@@ -174,24 +136,6 @@ std::string TestName(const testing::TestParamInfo<GoldenCase>& info) {
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   }
   return name;
-}
-
-// The checker of the pointer test must itself refuse what names nothing.
-TEST(GoldenPointerResolverTest, ResolvesRfc6901PointersAndRefusesThoseThatNameNothing) {
-  rapidjson::Document dom;
-  dom.Parse(R"({"a/b": {"m~n": [10, 20]}, "": {"x": 1}})");
-  ASSERT_FALSE(dom.HasParseError());
-  EXPECT_EQ(ResolvePointer(dom, ""), &dom);
-  const rapidjson::Value* twenty = ResolvePointer(dom, "/a~1b/m~0n/1");
-  ASSERT_NE(twenty, nullptr);
-  EXPECT_EQ(twenty->GetInt(), 20);
-  EXPECT_NE(ResolvePointer(dom, "//x"), nullptr);
-  EXPECT_EQ(ResolvePointer(dom, "a~1b"), nullptr);         // no leading '/'
-  EXPECT_EQ(ResolvePointer(dom, "/a/b"), nullptr);         // '/' in a key must be "~1"
-  EXPECT_EQ(ResolvePointer(dom, "/a~1b/m~0n/2"), nullptr);  // past the end
-  EXPECT_EQ(ResolvePointer(dom, "/a~1b/m~0n/01"), nullptr); // leading zero
-  EXPECT_EQ(ResolvePointer(dom, "/a~1b/m~2n"), nullptr);    // bad escape
-  EXPECT_EQ(ResolvePointer(dom, "//x/y"), nullptr);         // into a number
 }
 
 // --- The folder as a whole ----------------------------------------------------
