@@ -234,6 +234,7 @@ absl::Status DocumentBuilder::AddParameter(std::string_view id, std::optional<ab
     }
     param.dtype = *parsed;
   }
+  if (param.shape && !TensorBytes(*param.shape, param.dtype)) return Invalid(ParameterTooLargeMessage(id, param.dtype));
   if (state_->parameters.Find(state_->doc->names, id) != IdIndex::kNone) return Duplicate("parameter id", id);
   param.id = state_->doc->names.Intern(id);
   state_->parameters.Define(param.id, static_cast<ParamId>(state_->doc->parameters.size()));
@@ -429,6 +430,14 @@ ParsedDocument DocumentBuilder::Build(const Limits& limits) const {
     result.error = InvalidDocument(error);
     return std::move(result);
   };
+  // The parser refuses the parameters' total as it reads them, before the
+  // checks below.
+  uint64_t parameter_bytes = 0;
+  for (const Parameter& param : state_->doc->parameters) {
+    const uint64_t bytes = param.shape ? *TensorBytes(*param.shape, param.dtype) : 0;
+    if (bytes > kMaxParameterBytes - parameter_bytes) return invalid(ParametersTooLarge());
+    parameter_bytes += bytes;
+  }
   if (!state_->root) return invalid({MissingKeyMessage("root"), ""});
   std::unique_ptr<Document> doc = state_->doc->Clone();
   doc->maps = std::make_shared<MapStore>();

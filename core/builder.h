@@ -33,8 +33,9 @@
 //   a name given twice where the format wants it unique (an axis, a
 //   parameter or module id, a child or parameter name within a module, a
 //   provider, plan or override FQN, a template's pattern, an axis within a
-//   layout entry); a mesh size below 1; a negative dimension; an unknown
-//   dtype; blocks that do not fit the parameter's shape; a child or
+//   layout entry); a mesh size below 1; a negative dimension; a parameter
+//   of more than 2^63 - 1 bytes (its elements times its dtype's size); an
+//   unknown dtype; blocks that do not fit the parameter's shape; a child or
 //   parameter name that is empty or contains '.', or that is both a child
 //   and a parameter; an empty binding_kind; a malformed placement; an
 //   unknown legacy field or template style; an empty template pattern; a
@@ -46,7 +47,8 @@
 // - Reported by Build, as the parser reports the equivalent JSON (one
 //   invalid-document diagnostic, the same message and JSON pointer, the
 //   pointer into ToJson's text): what depends on the whole document, so
-//   that modules and parameters may be added in any order. No root; a child
+//   that modules and parameters may be added in any order. Parameters
+//   totalling more than 2^63 - 1 bytes; no root; a child
 //   or parameter that names an id never added; a root id never added; a
 //   cycle in children; a tree that exceeds the path limits. These are
 //   document_checks.h's, shared with the parser, in the parser's order.

@@ -32,6 +32,36 @@ std::string_view DtypeName(Dtype dtype) {
   return "float32";
 }
 
+uint64_t DtypeBytes(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::kFloat32:
+    case Dtype::kInt32:
+      return 4;
+    case Dtype::kFloat16:
+    case Dtype::kBfloat16:
+      return 2;
+    case Dtype::kFloat8E4m3fn:
+    case Dtype::kFloat8E5m2:
+    case Dtype::kInt8:
+    case Dtype::kBool:
+      return 1;
+    case Dtype::kInt64:
+      return 8;
+  }
+  return 4;
+}
+
+std::optional<uint64_t> TensorBytes(absl::Span<const int64_t> shape, Dtype dtype) {
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
+  uint64_t bytes = DtypeBytes(dtype);
+  for (int64_t dim : shape) {
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(dim), &bytes) || bytes > kMaxParameterBytes) {
+      return std::nullopt;
+    }
+  }
+  return bytes;
+}
+
 std::string Document::PointerOf(const Origin& origin) const {
   auto module = [&](std::string_view rest) {
     return absl::StrCat("/modules/", JsonPointerToken(Name(modules[origin.index].id)), rest);

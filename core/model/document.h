@@ -16,6 +16,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
+#include "absl/types/span.h"
 #include "core/model/interner.h"
 #include "core/model/name_set.h"
 #include "core/model/placement.h"
@@ -43,6 +44,22 @@ enum class Dtype : uint8_t {
 std::optional<Dtype> ParseDtype(std::string_view name);
 // The spelling of `dtype`.
 std::string_view DtypeName(Dtype dtype);
+// Element size of `dtype` in bytes (planner-v1 section 5): float32/int32 4,
+// float16/bfloat16 2, float8_*/int8/bool 1, int64 8.
+uint64_t DtypeBytes(Dtype dtype);
+
+// The most bytes a parameter may hold, and all parameters of a document
+// together: 2^63 - 1. The parser and the builder refuse larger ones, so
+// every byte count derived from shapes (a parameter, a device's share of
+// it, a device's total, the unsharded total) is exact in int64_t, and a
+// sum of such counts over the devices of a mesh is exact in 128 bits.
+inline constexpr uint64_t kMaxParameterBytes = uint64_t{INT64_MAX};
+
+// The bytes of a tensor of `shape` (dims >= 0) in `dtype`: its element
+// count times the dtype's size, or nullopt when that exceeds
+// kMaxParameterBytes. A dim of 0 makes an empty tensor, whatever the
+// others.
+std::optional<uint64_t> TensorBytes(absl::Span<const int64_t> shape, Dtype dtype);
 
 // A vector as large as a std::vector (24 bytes) that holds up to 16 bytes of
 // elements inline: the few names, children, parameters or dims a module or

@@ -29,6 +29,15 @@ Diagnostic InvalidDocument(const DocumentError& error) {
 
 std::string MissingKeyMessage(std::string_view key) { return absl::StrCat("missing required key ", PyRepr(key)); }
 
+std::string ParameterTooLargeMessage(std::string_view id, Dtype dtype) {
+  return absl::StrCat("the size of parameter ", PyRepr(id), " exceeds 2^63 - 1 bytes (its elements times ",
+                      DtypeBytes(dtype), DtypeBytes(dtype) == 1 ? " byte" : " bytes", " of ", DtypeName(dtype), ")");
+}
+
+DocumentError ParametersTooLarge() {
+  return {"the parameters' sizes total more than 2^63 - 1 bytes", "/parameters"};
+}
+
 // Modules are resolved in parallel, each only once all its references are
 // known; the first module in document order with an unknown one reports
 // it, as a serial pass would.

@@ -91,6 +91,14 @@ std::optional<DocumentError> ResolveRoot(Document& doc, std::string_view id, con
 // resolved and the root set.
 std::optional<DocumentError> CheckTree(Document& doc, const Limits& limits);
 
+// Sizes that byte counts could not hold (kMaxParameterBytes, document.h).
+// A parameter of known shape larger than that is refused as it is read,
+// with ParameterTooLargeMessage at its shape; a document whose parameters
+// total more, with ParametersTooLarge once the parameter that crosses the
+// limit is read (the builder: before the other checks of Build).
+std::string ParameterTooLargeMessage(std::string_view id, Dtype dtype);
+DocumentError ParametersTooLarge();
+
 }  // namespace shardplan
 
 #endif  // SHARDPLAN_CORE_MODEL_DOCUMENT_CHECKS_H_

@@ -40,6 +40,15 @@ bool Parser::ParameterItem(std::string_view id, const Value& v) {
       }
       param.dtype = *found;
     }
+    if (param.shape) {
+      const std::optional<uint64_t> bytes = TensorBytes(*param.shape, param.dtype);
+      if (!bytes) {
+        At at_shape(*this, "shape");
+        return Fail(ParameterTooLargeMessage(id, param.dtype));
+      }
+      if (*bytes > kMaxParameterBytes - parameter_bytes_) return Fail(ParametersTooLarge());
+      parameter_bytes_ += *bytes;
+    }
     if (f[kBlocks]) {
       At at_blocks(*this, "blocks");
       if (!NonNegativeInts(*f[kBlocks], /*positive=*/true, param.blocks)) return false;

@@ -177,6 +177,8 @@ class Parser {
   IdIndex param_by_name_;
   IdIndex module_by_name_;
   NameBits provider_fqns_, plan_fqns_;
+  // The bytes of the parameters read so far, at most kMaxParameterBytes.
+  uint64_t parameter_bytes_ = 0;
 };
 
 template <size_t N>

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <limits>
-#include <type_traits>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -11,22 +9,6 @@
 
 namespace shardplan {
 namespace {
-
-using u128 = unsigned __int128;
-constexpr u128 kSaturated = ~u128{0};
-constexpr uint64_t kMaxU64 = std::numeric_limits<uint64_t>::max();
-
-// Saturating arithmetic on non-negative integers computes min(exact, max)
-// for any expression of sums and products, so one saturated sum tells
-// whether the exact total fits.
-u128 SatMul(u128 a, u128 b) {
-  u128 r;
-  return __builtin_mul_overflow(a, b, &r) ? kSaturated : r;
-}
-u128 SatAdd(u128 a, u128 b) {
-  const u128 r = a + b;
-  return r < a ? kSaturated : r;
-}
 
 // The device grid: mesh axes in mesh order, row-major.
 struct Grid {
@@ -44,10 +26,9 @@ using GroupKey = absl::InlinedVector<uint64_t, 4>;
 
 // One term of a sparse multi-dimensional difference: `value` at device
 // offset `offset` (the coordinates of the other axes being 0).
-template <typename Acc>
 struct Term {
   uint64_t offset;
-  Acc value;
+  uint64_t value;
 };
 
 // A box of devices (a range of coordinates on each axis of one dim's axis
@@ -59,11 +40,10 @@ struct Box {
 
 // Computes the sparse difference (along each of `axes`) of the function
 // "units of a dim of n units held by the device", which depends only on the
-// coordinates of `axes`. Arithmetic is modulo 2^bits(Acc): exact as long as
-// the final sums fit, which the caller guarantees.
-template <typename Acc>
+// coordinates of `axes`. Arithmetic is modulo 2^64: exact as long as the
+// final sums fit, which the caller guarantees.
 void DimDifference(uint64_t n, const uint64_t* axes, size_t m, const Grid& grid, std::vector<Box>& boxes,
-                   std::vector<Box>& next, std::vector<Term<Acc>>& out) {
+                   std::vector<Box>& next, std::vector<Term>& out) {
   out.clear();
   // torch.chunk on each axis in turn: coordinates [0, full) get q units, the
   // coordinate `full` gets the remainder r (if any), the rest nothing.
@@ -71,9 +51,9 @@ void DimDifference(uint64_t n, const uint64_t* axes, size_t m, const Grid& grid,
     // The common case, in closed form: q at 0, r - q at full, -r at full + 1.
     const uint64_t k = grid.size[axes[0]], stride = grid.stride[axes[0]];
     const uint64_t q = n / k + (n % k != 0), full = n / q, r = n - full * q;
-    out.push_back({0, static_cast<Acc>(q)});
-    if (full < k) out.push_back({full * stride, static_cast<Acc>(static_cast<Acc>(r) - static_cast<Acc>(q))});
-    if (r > 0 && full + 1 < k) out.push_back({(full + 1) * stride, static_cast<Acc>(Acc{0} - static_cast<Acc>(r))});
+    out.push_back({0, q});
+    if (full < k) out.push_back({full * stride, r - q});
+    if (r > 0 && full + 1 < k) out.push_back({(full + 1) * stride, 0 - r});
     return;
   }
   boxes.assign(1, Box{n, {}});
@@ -124,14 +104,13 @@ void DimDifference(uint64_t n, const uint64_t* axes, size_t m, const Grid& grid,
             negative = !negative;
           }
         }
-        const Acc v = static_cast<Acc>(box.units);
-        out.push_back({offset, negative ? static_cast<Acc>(Acc{0} - v) : v});
+        out.push_back({offset, negative ? 0 - box.units : box.units});
       }
     }
-    std::sort(out.begin(), out.end(), [](const Term<Acc>& a, const Term<Acc>& b) { return a.offset < b.offset; });
+    std::sort(out.begin(), out.end(), [](const Term& a, const Term& b) { return a.offset < b.offset; });
     size_t kept = 0;
     for (size_t i = 0; i < out.size();) {
-      Term<Acc> sum = out[i];
+      Term sum = out[i];
       for (++i; i < out.size() && out[i].offset == sum.offset; ++i) sum.value += out[i].value;
       if (sum.value != 0) out[kept++] = sum;
     }
@@ -143,14 +122,14 @@ void DimDifference(uint64_t n, const uint64_t* axes, size_t m, const Grid& grid,
   // dense grid over these axes and differencing it is cheaper.
   std::vector<uint64_t> local_stride(m);
   for (size_t t = m; t-- > 0;) local_stride[t] = (t + 1 == m) ? 1 : local_stride[t + 1] * grid.size[axes[t + 1]];
-  std::vector<Acc> dense(cells, 0);
+  std::vector<uint64_t> dense(cells, 0);
   absl::InlinedVector<uint64_t, 4> coord(m);
   for (const Box& box : boxes) {
     for (size_t t = 0; t < m; ++t) coord[t] = box.range[t].first;
     while (true) {
       uint64_t index = 0;
       for (size_t t = 0; t < m; ++t) index += coord[t] * local_stride[t];
-      dense[index] = static_cast<Acc>(box.units);
+      dense[index] = box.units;
       size_t t = m;
       while (t > 0 && ++coord[t - 1] == box.range[t - 1].second) {
         coord[t - 1] = box.range[t - 1].first;
@@ -181,101 +160,73 @@ void DimDifference(uint64_t n, const uint64_t* axes, size_t m, const Grid& grid,
   }
 }
 
-template <typename Acc>
-MemoryReport Evaluate(const Grid& grid, const absl::flat_hash_map<GroupKey, u128>& groups, u128 total) {
+// `groups` and `total` of a document whose total is at most
+// kMaxParameterBytes: every device's bytes are at most the total, so the
+// per-device sums modulo 2^64 are exact.
+MemoryReport Evaluate(const Grid& grid, const absl::flat_hash_map<GroupKey, uint64_t>& groups, uint64_t total) {
   // diff holds the multi-dimensional difference of the per-device bytes;
   // prefix sums along every axis turn it into the bytes.
-  std::vector<Acc> diff(grid.devices, 0);
+  std::vector<uint64_t> diff(grid.devices, 0);
   std::vector<Box> boxes, next;
-  std::vector<Term<Acc>> dim_terms, product, grown;
+  std::vector<Term> dim_terms, product, grown;
   for (const auto& [key, weight] : groups) {
-    product.assign(1, Term<Acc>{0, 1});
+    product.assign(1, Term{0, 1});
     for (size_t i = 0; i < key.size();) {
       const uint64_t n = key[i], m = key[i + 1];
-      DimDifference<Acc>(n, key.data() + i + 2, m, grid, boxes, next, dim_terms);
+      DimDifference(n, key.data() + i + 2, m, grid, boxes, next, dim_terms);
       i += 2 + m;
       // Dims are sharded by disjoint axes: the difference of a product of
       // functions of disjoint coordinates is the product of differences.
       grown.clear();
-      for (const Term<Acc>& a : product) {
-        for (const Term<Acc>& b : dim_terms) grown.push_back({a.offset + b.offset, a.value * b.value});
+      for (const Term& a : product) {
+        for (const Term& b : dim_terms) grown.push_back({a.offset + b.offset, a.value * b.value});
       }
       std::swap(product, grown);
     }
-    const Acc w = static_cast<Acc>(weight);
-    for (const Term<Acc>& term : product) diff[term.offset] += w * term.value;
+    for (const Term& term : product) diff[term.offset] += weight * term.value;
   }
   for (size_t j = 0; j < grid.size.size(); ++j) {
     const uint64_t k = grid.size[j], s = grid.stride[j];
     if (k == 1) continue;
     for (uint64_t base = 0; base < grid.devices; base += k * s) {
       for (uint64_t c = 1; c < k; ++c) {
-        Acc* row = diff.data() + base + c * s;
-        const Acc* prev = row - s;
+        uint64_t* row = diff.data() + base + c * s;
+        const uint64_t* prev = row - s;
         for (uint64_t i = 0; i < s; ++i) row[i] += prev[i];
       }
     }
   }
 
-  const auto clamp = [](Acc v) -> uint64_t {
-    if constexpr (std::is_same_v<Acc, uint64_t>) {
-      return v;
-    } else {
-      return v > Acc{kMaxU64} ? kMaxU64 : static_cast<uint64_t>(v);
-    }
-  };
   MemoryReport report;
   report.devices = grid.devices;
-  report.unsharded_bytes = total > u128{kMaxU64} ? kMaxU64 : static_cast<uint64_t>(total);
-  Acc max = diff[0], min = diff[0];
-  uint64_t max_device = 0;
-  for (uint64_t d = 1; d < grid.devices; ++d) {
+  report.unsharded_bytes = total;
+  uint64_t max = diff[0], min = diff[0], max_device = 0;
+  // At most 2^24 devices of less than 2^63 bytes each: the sum fits in 87
+  // bits.
+  unsigned __int128 sum = 0;
+  for (uint64_t d = 0; d < grid.devices; ++d) {
     if (diff[d] > max) {
       max = diff[d];
       max_device = d;
     }
     min = std::min(min, diff[d]);
+    sum += diff[d];
   }
-  report.max_bytes = clamp(max);
-  report.min_bytes = clamp(min);
+  report.max_bytes = max;
+  report.min_bytes = min;
   report.max_device = max_device;
-  if constexpr (std::is_same_v<Acc, uint64_t>) {
-    // At most 2^24 values below 2^64: the exact sum fits in 88 bits.
-    u128 sum = 0;
-    for (uint64_t v : diff) sum += v;
-    report.mean_bytes = static_cast<double>(static_cast<long double>(sum) / grid.devices);
-  } else {
-    long double sum = 0;
-    for (Acc v : diff) sum += static_cast<long double>(v);
-    report.mean_bytes = static_cast<double>(sum / grid.devices);
-  }
-  if (grid.devices <= kMaxListedDevices) {
-    report.per_device_bytes.emplace(grid.devices);
-    for (uint64_t d = 0; d < grid.devices; ++d) (*report.per_device_bytes)[d] = clamp(diff[d]);
-  }
+  // The exact quotient, then the remainder's fraction: min <= quotient <=
+  // max, and rounding to double keeps that order, so the mean never reads
+  // below the min or above the max.
+  const uint64_t quotient = static_cast<uint64_t>(sum / grid.devices);
+  const uint64_t remainder = static_cast<uint64_t>(sum % grid.devices);
+  report.mean_bytes =
+      static_cast<double>(quotient) + static_cast<double>(remainder) / static_cast<double>(grid.devices);
+  if (grid.devices <= kMaxListedDevices) report.per_device_bytes = std::move(diff);
   return report;
 }
 
 }  // namespace
-
-uint64_t DtypeBytes(Dtype dtype) {
-  switch (dtype) {
-    case Dtype::kFloat32:
-    case Dtype::kInt32:
-      return 4;
-    case Dtype::kFloat16:
-    case Dtype::kBfloat16:
-      return 2;
-    case Dtype::kFloat8E4m3fn:
-    case Dtype::kFloat8E5m2:
-    case Dtype::kInt8:
-    case Dtype::kBool:
-      return 1;
-    case Dtype::kInt64:
-      return 8;
-  }
-  return 4;
-}
 
 std::optional<MemoryReport> ComputeMemory(const Document& doc,
                                           const std::vector<const NamedPlacements*>& placement_of_param) {
@@ -293,8 +244,8 @@ std::optional<MemoryReport> ComputeMemory(const Document& doc,
     grid.stride[j] = (j + 1 == grid.size.size()) ? 1 : grid.stride[j + 1] * grid.size[j + 1];
   }
 
-  u128 total = 0;
-  absl::flat_hash_map<GroupKey, u128> groups;
+  uint64_t total = 0;
+  absl::flat_hash_map<GroupKey, uint64_t> groups;
   absl::InlinedVector<std::pair<uint32_t, uint32_t>, 4> sharding;  // (dim, mesh axis)
   GroupKey key;
   for (size_t p = 0; p < doc.parameters.size(); ++p) {
@@ -302,10 +253,11 @@ std::optional<MemoryReport> ComputeMemory(const Document& doc,
     if (!param.shape) continue;
     const SmallVector<int64_t>& shape = *param.shape;
     const int64_t rank = static_cast<int64_t>(shape.size());
-    u128 full = DtypeBytes(param.dtype);
-    for (int64_t size : shape) full = SatMul(full, static_cast<uint64_t>(size));
-    total = SatAdd(total, full);
-    if (full == 0) continue;  // an empty tensor holds nothing anywhere
+    const std::optional<uint64_t> full = TensorBytes(shape, param.dtype);
+    // The parser and the builder refuse such documents.
+    if (!full || *full > kMaxParameterBytes - total) return std::nullopt;
+    total += *full;
+    if (*full == 0) continue;  // an empty tensor holds nothing anywhere
 
     sharding.clear();
     const NamedPlacements* placements = p < placement_of_param.size() ? placement_of_param[p] : nullptr;
@@ -321,30 +273,27 @@ std::optional<MemoryReport> ComputeMemory(const Document& doc,
     }
     std::sort(sharding.begin(), sharding.end());
 
-    u128 weight = DtypeBytes(param.dtype);
+    // At most the parameter's bytes: a block is at most its (non-empty) dim.
+    uint64_t weight = DtypeBytes(param.dtype);
     key.clear();
     size_t next = 0;  // index into `sharding`
     for (int64_t d = 0; d < rank; ++d) {
       const uint64_t size = static_cast<uint64_t>(shape[d]);
       if (next == sharding.size() || sharding[next].first != d) {
-        weight = SatMul(weight, size);
+        weight *= size;
         continue;
       }
       const uint64_t block = param.blocks.empty() ? 1 : static_cast<uint64_t>(param.blocks[d]);
-      weight = SatMul(weight, block);
+      weight *= block;
       key.push_back(size / block);
       const size_t count_at = key.size();
       key.push_back(0);
       for (; next < sharding.size() && sharding[next].first == d; ++next) key.push_back(sharding[next].second);
       key[count_at] = key.size() - count_at - 1;
     }
-    u128& group = groups[key];
-    group = SatAdd(group, weight);
+    groups[key] += weight;  // a group's weights total at most `total`
   }
-
-  if (total == kSaturated) return std::nullopt;
-  if (total <= u128{kMaxU64}) return Evaluate<uint64_t>(grid, groups, total);
-  return Evaluate<u128>(grid, groups, total);
+  return Evaluate(grid, groups, total);
 }
 
 }  // namespace shardplan

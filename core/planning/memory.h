@@ -34,21 +34,17 @@
 
 namespace shardplan {
 
-// Element size of `dtype` in bytes: float32/int32 4, float16/bfloat16 2,
-// float8_*/int8/bool 1, int64 8.
-uint64_t DtypeBytes(Dtype dtype);
-
 // The memory each device holds for the parameters of `doc`.
 // `placement_of_param[p]` is the placement the plan declares for parameter
 // identity p, or nullptr for a replicated (undeclared) one; indexes past the
 // vector's end are replicated too.
 //
-// Overflow: byte counts are exact below 2^64. A figure of 2^64 bytes or more
-// (e.g. unsharded_bytes of an absurd model whose shards still fit) is
-// reported as UINT64_MAX; mean_bytes is then approximate and max_device still
-// names the device with the largest exact total. Returns std::nullopt when
-// the mesh has more than kMaxMemoryDevices devices, or when the unsharded
-// total reaches 2^128 bytes (no per-device figure could be trusted).
+// Every figure is exact: the parser and the builder refuse parameters, and
+// totals, of more than kMaxParameterBytes (document.h), so no device holds
+// more than that; mean_bytes is the exact mean rounded to a double, never
+// below min_bytes or above max_bytes. Returns std::nullopt when the mesh
+// has more than kMaxMemoryDevices devices, or for a document beyond
+// kMaxParameterBytes (which neither the parser nor the builder makes).
 std::optional<MemoryReport> ComputeMemory(const Document& doc,
                                           const std::vector<const NamedPlacements*>& placement_of_param);
 

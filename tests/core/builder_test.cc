@@ -470,6 +470,33 @@ TEST(BuilderTest, PathLimitsAreTheParsers) {
   EXPECT_TRUE(b.Build(limits).document);
 }
 
+TEST(BuilderTest, SizesBeyond2To63BytesAreTheParsers) {
+  // One parameter too large: AddParameter refuses it with the parser's
+  // message (the parser's pointer is its shape).
+  DocumentBuilder b;
+  Diamond(b);
+  b.SetRoot("root");
+  const int64_t huge[] = {int64_t{1} << 40, int64_t{1} << 40}, half[] = {int64_t{1} << 62};
+  EXPECT_EQ(b.AddParameter("big", absl::MakeConstSpan(huge), "").message(),
+            "the size of parameter 'big' exceeds 2^63 - 1 bytes (its elements times 4 bytes of float32)");
+  ParseResult parsed =
+      ParseDocument(absl::StrCat(R"J({"schema": "shardplan.v1", "mesh": {}, "parameters": {"big": {"shape": [)J",
+                                 huge[0], ", ", huge[1], R"J(]}}, "root": "m", "modules": {"m": {}}})J"),
+                    Limits{});
+  ASSERT_TRUE(parsed.error.has_value());
+  EXPECT_EQ(parsed.error->message,
+            "the size of parameter 'big' exceeds 2^63 - 1 bytes (its elements times 4 bytes of float32) "
+            "(at /parameters/big/shape)");
+  // Together too large: Build reports it as the parser does, before the
+  // other whole-document checks (here an unknown child).
+  ASSERT_TRUE(b.AddParameter("h1", absl::MakeConstSpan(half), "int8").ok());
+  ASSERT_TRUE(b.Build(Limits{}).document);
+  ASSERT_TRUE(b.AddParameter("h2", absl::MakeConstSpan(half), "int8").ok());
+  ASSERT_TRUE(b.AddChild("a", "y", "ghost").ok());
+  ExpectSameDiagnostic(b, b.ToJson(), "the parameters' sizes total more than 2^63 - 1 bytes (at /parameters)",
+                       "/parameters");
+}
+
 // ---- What the calls refuse -------------------------------------------------
 
 TEST(BuilderTest, CallsRefuseWhatTheParserRefusesInOneValue) {

@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/engine.h"
+#include "core/outcome.h"
 #include "gtest/gtest.h"
 
 namespace shardplan {
@@ -228,33 +230,128 @@ TEST(MemoryTest, MeshesOverTwoToThe24DevicesGetNoReport) {
   EXPECT_FALSE(huge.Memory().has_value());
 }
 
-TEST(MemoryTest, TotalsBeyond64BitsSaturateWhileShardsStayExact) {
-  // 2^62 x 64 float32 = 2^70 bytes in all; sharded 2^10 x 64 ways, each
-  // device holds 2^52 x 4 = 2^54 bytes.
+TEST(MemoryTest, DocumentsBeyond2To63BytesGetNoReport) {
+  // The parser and the builder refuse them; a document made by hand gets
+  // no figures rather than wrong ones. 2^62 x 64 float32 = 2^70 bytes,
+  // even though each of 1024 x 64 devices would hold 2^54.
   Model m({{"a", 1024}, {"b", 64}});
   m.Add(std::vector<int64_t>{int64_t{1} << 62, 64}, {m.On("a", "S(0)"), m.On("b", "S(1)")});
-  std::optional<MemoryReport> r = m.Memory();
-  ASSERT_TRUE(r.has_value());
-  EXPECT_EQ(r->unsharded_bytes, std::numeric_limits<uint64_t>::max());
-  EXPECT_EQ(r->max_bytes, uint64_t{1} << 54);
-  EXPECT_EQ(r->min_bytes, uint64_t{1} << 54);
-  EXPECT_DOUBLE_EQ(r->mean_bytes, std::ldexp(1.0, 54));
-
-  // A device that really holds 2^64 bytes or more reads UINT64_MAX.
+  EXPECT_FALSE(m.Memory().has_value());
+  // Two parameters of 2^62 bytes.
   Model n({{"tp", 2}});
-  n.Add(std::vector<int64_t>{int64_t{1} << 62, 16}, {n.On("tp", "S(1)")});  // 2^67 per device
-  n.Add(std::vector<int64_t>{3}, {n.On("tp", "S(0)")}, Dtype::kInt8);
-  std::optional<MemoryReport> rn = n.Memory();
-  ASSERT_TRUE(rn.has_value());
-  EXPECT_EQ(*rn->per_device_bytes,
-            (std::vector<uint64_t>{std::numeric_limits<uint64_t>::max(), std::numeric_limits<uint64_t>::max()}));
-  EXPECT_EQ(rn->max_device, 0u);  // 2^67 + 2 > 2^67 + 1
+  n.Add(std::vector<int64_t>{int64_t{1} << 62}, {n.On("tp", "S(0)")}, Dtype::kInt8);
+  ASSERT_TRUE(n.Memory().has_value());
+  n.Add(std::vector<int64_t>{int64_t{1} << 62}, {}, Dtype::kInt8);
+  EXPECT_FALSE(n.Memory().has_value());
 }
 
-TEST(MemoryTest, TotalsOf2To128BytesGetNoReport) {
-  Model m({{"tp", 2}});
-  m.Add(std::vector<int64_t>{int64_t{1} << 62, int64_t{1} << 62, 64}, {m.On("tp", "S(0)")});
-  EXPECT_FALSE(m.Memory().has_value());
+// ---------------------------------------------------------------------------
+// Sizes beyond the arithmetic: refused when the document is read, never
+// reported as saturated or wrapped figures.
+
+// A document of one module "m" (under the root "r") on `mesh`, holding
+// `params` (JSON specs) as p0, p1, ...; a template places p0, m's weight,
+// with `style` on tp.
+std::string SizedDoc(std::string_view mesh, const std::vector<std::string>& params,
+                     std::string_view style = "grouped_gemm") {
+  std::string parameters, slots;
+  for (size_t i = 0; i < params.size(); ++i) {
+    absl::StrAppend(&parameters, i == 0 ? "" : ", ", "\"p", i, "\": ", params[i]);
+    absl::StrAppend(&slots, i == 0 ? "\"weight\"" : absl::StrCat(", \"extra", i, "\""), ": \"p", i, "\"");
+  }
+  return absl::StrCat(R"J({"schema": "shardplan.v1", "mesh": )J", mesh, R"J(, "parameters": {)J", parameters,
+                      R"J(}, "root": "r", "modules": {"r": {"children": {"m": "m"}}, )J",
+                      R"J("m": {"type": "Linear", "forward": ["input"], "params": {)J", slots,
+                      R"J(}}}, "templates": [{"axis": "tp", "rules": {"m": ")J", style, R"J("}}]})J");
+}
+
+Result PlanOf(const std::string& json) {
+  absl::StatusOr<Result> r = Plan(json, {});
+  EXPECT_TRUE(r.ok()) << r.status();
+  return *std::move(r);
+}
+
+void ExpectRefused(const Result& r, std::string_view message, std::string_view pointer) {
+  EXPECT_FALSE(r.ok);
+  ASSERT_EQ(r.diagnostics.size(), 1u) << ResultToJson(r);
+  EXPECT_EQ(r.diagnostics[0].code, "invalid-document");
+  EXPECT_EQ(r.diagnostics[0].message, message);
+  EXPECT_EQ(r.diagnostics[0].pointer, std::string(pointer));
+  EXPECT_EQ(ResultToJson(r).find("\"memory\""), std::string::npos);
+}
+
+TEST(MemoryTest, AParameterOfMoreThan2To63BytesIsRefusedWhenRead) {
+  // [2^40, 2^40] float32 is 2^82 bytes: no byte count of the plan could hold
+  // it (it used to print a mean larger than the saturated max).
+  const Result r = PlanOf(SizedDoc(R"J({"tp": 2})J", {R"J({"shape": [1099511627776, 1099511627776]})J"}));
+  ExpectRefused(r,
+                "the size of parameter 'p0' exceeds 2^63 - 1 bytes (its elements times 4 bytes of float32) "
+                "(at /parameters/p0/shape)",
+                "/parameters/p0/shape");
+  // The dtype counts, wherever it is spelled: 2^62 elements fit as int8,
+  // not as bfloat16.
+  EXPECT_TRUE(PlanOf(SizedDoc(R"J({"tp": 2})J", {R"J({"shape": [4611686018427387904], "dtype": "int8"})J"})).ok);
+  ExpectRefused(PlanOf(SizedDoc(R"J({"tp": 2})J", {R"J({"dtype": "bfloat16", "shape": [4611686018427387904]})J"})),
+                "the size of parameter 'p0' exceeds 2^63 - 1 bytes (its elements times 2 bytes of bfloat16) "
+                "(at /parameters/p0/shape)",
+                "/parameters/p0/shape");
+  // An empty dim makes an empty tensor, whatever the other dims.
+  EXPECT_TRUE(
+      PlanOf(SizedDoc(R"J({"tp": 2})J", {R"J({"shape": [4611686018427387904, 4611686018427387904, 0]})J"})).ok);
+}
+
+TEST(MemoryTest, ParametersTotallingMoreThan2To63BytesAreRefusedWhenRead) {
+  // 2^63 - 1 bytes exactly: accepted, and every figure is exact.
+  const std::string half = R"J({"shape": [4611686018427387904], "dtype": "int8"})J";        // 2^62
+  const std::string rest = R"J({"shape": [4611686018427387903], "dtype": "int8"})J";        // 2^62 - 1
+  const Result full = PlanOf(SizedDoc(R"J({"tp": 2})J", {half, rest}));
+  ASSERT_TRUE(full.ok) << ResultToJson(full);
+  const MemoryReport* m = full.outcome->planned->memory ? &*full.outcome->planned->memory : nullptr;
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->unsharded_bytes, uint64_t{INT64_MAX});
+  // p0 is split in two, p1 replicated.
+  EXPECT_EQ(m->max_bytes, (uint64_t{1} << 61) + (uint64_t{1} << 62) - 1);
+  EXPECT_EQ(m->min_bytes, (uint64_t{1} << 61) + (uint64_t{1} << 62) - 1);
+
+  // Many parameters, each of which fits: refused as a whole at /parameters.
+  std::vector<std::string> many(40, R"J({"shape": [1024, 1024, 1024, 1024, 1024, 1024]})J");  // 2^62 bytes each
+  const std::string message = "the parameters' sizes total more than 2^63 - 1 bytes (at /parameters)";
+  ExpectRefused(PlanOf(SizedDoc(R"J({"tp": 2})J", many)), message, "/parameters");
+  ExpectRefused(PlanOf(SizedDoc(R"J({"tp": 2})J", {half, half})), message, "/parameters");
+  // Check refuses it too: the document is invalid, not only its plan.
+  absl::StatusOr<Result> checked = Check(SizedDoc(R"J({"tp": 2})J", {half, half}), {});
+  ASSERT_TRUE(checked.ok());
+  EXPECT_EQ(checked->diagnostics.size(), 1u);
+  EXPECT_EQ(checked->diagnostics[0].message, message);
+}
+
+TEST(MemoryTest, TheMeanOverManyDevicesIsExactWhereTheirSumExceeds64Bits) {
+  // 65,536 devices each hold at least 2^62 bytes (p1 replicated): the sum
+  // over devices is about 2^78. p0 (2^61 + 1 bytes) is chunked over tp=256,
+  // so devices differ.
+  const Result r = PlanOf(SizedDoc(R"J({"dp": 256, "tp": 256})J",
+                                   {R"J({"shape": [2305843009213693953], "dtype": "int8"})J",
+                                    R"J({"shape": [4611686018427387904], "dtype": "int8"})J"},
+                                   "grouped_gemm"));
+  ASSERT_TRUE(r.ok) << ResultToJson(r);
+  ASSERT_TRUE(r.outcome->planned->memory.has_value());
+  const MemoryReport& m = *r.outcome->planned->memory;
+  EXPECT_EQ(m.devices, 65536u);
+  const uint64_t chunk = ((uint64_t{1} << 61) + 1 + 255) / 256;  // ceil
+  EXPECT_EQ(m.max_bytes, (uint64_t{1} << 62) + chunk);
+  EXPECT_EQ(m.min_bytes, (uint64_t{1} << 62) + ((uint64_t{1} << 61) + 1 - 255 * chunk));
+  EXPECT_GE(m.mean_bytes, static_cast<double>(m.min_bytes));
+  EXPECT_LE(m.mean_bytes, static_cast<double>(m.max_bytes));
+  // Every tp row holds p0 once: the mean is 2^62 + (2^61 + 1) / 256.
+  EXPECT_DOUBLE_EQ(m.mean_bytes, std::ldexp(1.0, 62) + std::ldexp(1.0, 53));
+  // Every device holding the largest size there is: the mean is that size.
+  const Result same = PlanOf(SizedDoc(R"J({"dp": 256, "tp": 256})J",
+                                      {R"J({"shape": [9223372036854775807], "dtype": "int8"})J"}, "replicate"));
+  ASSERT_TRUE(same.ok) << ResultToJson(same);
+  const MemoryReport& s = *same.outcome->planned->memory;
+  EXPECT_EQ(s.max_bytes, uint64_t{INT64_MAX});
+  EXPECT_EQ(s.min_bytes, uint64_t{INT64_MAX});
+  EXPECT_EQ(s.mean_bytes, static_cast<double>(uint64_t{INT64_MAX}));
 }
 
 // ---------------------------------------------------------------------------
