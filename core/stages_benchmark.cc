@@ -8,6 +8,8 @@
 // params:N (generic: N Linear weights, all owned), layers:N (deepseek, 256
 // experts per MoE layer) or paths:N (shared: N slots of one ModuleList over 16
 // distinct blocks). Each document carries a final plan for every owner.
+// BM_LiteralTemplates/{check,plan}/deepseek/rules:N checks and plans the
+// DeepSeek-V3-sized document with a template of N literal rules instead.
 //
 // Models are generated, parsed and collected once per (kind, size, mesh) and
 // cached; benchmarks are registered size by size, so the cache only ever holds
@@ -350,6 +352,53 @@ void BM_EndToEnd(benchmark::State& state, ModelKind kind) {
   state.counters["result_bytes"] = static_cast<double>(out_bytes);
 }
 
+// A DeepSeek-V3-sized document without a final plan, plus one tp template
+// of `rules` literal rules as generated plans spell them, one per expert of
+// consecutive layers from layer 3: "layers.3.mlp.experts.17.gate_proj":
+// "colwise" (bench/literal_templates.py writes the same for the CLI). The
+// experts keep their native owner, so every rule is the warning
+// template-skipped-owned.
+const std::string& LiteralTemplatesDocument(int64_t rules) {
+  static auto* cache = new std::map<int64_t, std::string>();
+  auto it = cache->find(rules);
+  if (it != cache->end()) return it->second;
+  GenOptions o;
+  o.kind = ModelKind::kDeepseek;
+  std::string json = GenerateDocument(o);
+  if (!json.empty() && json.back() == '}') {
+    constexpr int64_t kExperts = 256;
+    json.pop_back();
+    json += R"J(,"templates":[{"axis":"tp","rules":{)J";
+    for (int64_t r = 0; r < rules; ++r) {
+      json += (r == 0 ? "\"layers." : ",\"layers.") + std::to_string(3 + r / kExperts) + ".mlp.experts." +
+              std::to_string(r % kExperts) + R"J(.gate_proj":"colwise")J";
+    }
+    json += "}}]}";
+  }
+  return cache->emplace(rules, std::move(json)).first->second;
+}
+
+// Plan (or Check, for comparison) of that document, from text to Result:
+// planning tests each path against the rules that can match it, so the
+// rules should cost little next to planning the same document without them
+// (rules:0), not paths x rules. The result's JSON is left out: a plan's is
+// several times a check's whatever its templates. Items: template rules.
+void BM_LiteralTemplates(benchmark::State& state, bool plan) {
+  const std::string& json = LiteralTemplatesDocument(state.range(0));
+  PageFaults faults;
+  for (auto _ : state) {
+    absl::StatusOr<Result> r = plan ? Plan(json, CheckOptions{}) : Check(json, CheckOptions{});
+    if (!r.ok() || !r->ok) {
+      state.SkipWithError(!r.ok() ? "the engine failed" : "the document has errors");
+      break;
+    }
+    benchmark::DoNotOptimize(r->diagnostics.data());
+  }
+  faults.Report(state);
+  SetItems(state, state.range(0));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(json.size()));
+}
+
 // --- registration ---------------------------------------------------------------
 
 using BenchFn = void (*)(benchmark::State&, ModelKind);
@@ -400,6 +449,17 @@ int RegisterAll() {
   for (const Phase& phase : kPhases) Register(phase, ModelKind::kShared, "shared", "paths", 4096, kDefaultDevices);
   // DeepSeek-V3-like: 61 layers x 256 experts on {"dp": 8, "ep": 8, "tp": 8}.
   for (const Phase& phase : kPhases) Register(phase, ModelKind::kDeepseek, "deepseek", "layers", 61, 512);
+  // The same model (default mesh, no final plan) with 5,120 literal
+  // template rules, checked and planned; with none, for comparison.
+  for (const bool plan : {false, true}) {
+    benchmark::RegisterBenchmark(plan ? "BM_LiteralTemplates/plan/deepseek" : "BM_LiteralTemplates/check/deepseek",
+                                 BM_LiteralTemplates, plan)
+        ->Arg(0)
+        ->Arg(5120)
+        ->ArgName("rules")
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
   return 0;
 }
 

@@ -73,46 +73,20 @@ class TemplatePlanner {
     for (PathId p = 0; p < tree_.size(); ++p) owned_[p] = inside[tree_.module(p)];
   }
 
-  void Apply(const Template& t, const TemplateRule& rule) {
-    const TemplatePattern pattern(t.prefix, rule.pattern);
-    bool matched = false;
-    for (PathId p = 0; p < tree_.size(); ++p) {
-      if (!pattern.Matches(tree_.fqn(p))) continue;
-      matched = true;
-      if (Skipped(p, rule, tree_.fqn(p))) continue;
-      const Module& module = doc_.modules[tree_.module(p)];
-      const StylePlacements style = PlacementsOf(rule.style, IsEmbedding(module));
-      Entry& entry = EntryFor(p, t, rule);
-      for (const auto& [name, slot] : module.params) {
-        if (name == weight_ && style.weight) Place(entry, p, t, rule, name, *style.weight);
-        if (name == bias_ && style.bias) Place(entry, p, t, rule, name, *style.bias);
-      }
-      if (style.in && module.first_input != kNoName) {
-        PlacePort(p, t, rule, "in", entry.in_src, entry.in_dst, module.first_input, *style.in);
-      }
-      if (style.out) {
-        if (!entry.out_src) entry.out_src.emplace();
-        if (!entry.out_dst) entry.out_dst.emplace();
-        PlacePort(p, t, rule, "out", *entry.out_src, *entry.out_dst, output_, *style.out);
+  // Applies every template rule, in document order (templates, then each
+  // one's rules), to what it matches.
+  void ApplyAll() {
+    std::vector<std::pair<const Template*, const TemplateRule*>> rules;
+    TemplateIndex index;
+    for (const Template& t : doc_.templates) {
+      for (const TemplateRule& rule : t.rules) {
+        rules.emplace_back(&t, &rule);
+        index.Add(t.prefix, rule.pattern);
       }
     }
-    for (PathId p = 0; p < tree_.size(); ++p) {
-      for (const auto& [name, slot] : tree_.params(p)) {
-        if (!pattern.MatchesParameter(tree_.fqn(p), doc_.Name(name))) continue;
-        matched = true;
-        if (Skipped(p, rule, tree_.FullName({p, name}))) continue;
-        // The registering module's kind picks the style's variant, as for a
-        // module match.
-        const std::optional<Placement> weight =
-            PlacementsOf(rule.style, IsEmbedding(doc_.modules[tree_.module(p)])).weight;
-        if (!weight) continue;
-        Place(EntryFor(p, t, rule), p, t, rule, name, *weight);
-      }
-    }
-    if (!matched) {
-      sink_.Report(Code::kUnusedTemplateRule, {.pointer = rule.pointer}, rule.pattern, StyleName(rule.style),
-                   doc_.Name(t.axis));
-    }
+    if (rules.empty()) return;
+    const std::vector<Matches> matches = FindMatches(index);
+    for (size_t r = 0; r < rules.size(); ++r) Apply(*rules[r].first, *rules[r].second, matches[r]);
   }
 
   BuiltPlan Take(BuiltPlan plan) {
@@ -142,6 +116,88 @@ class TemplatePlanner {
     std::vector<const TemplateRule*> rules;           // those rules
     std::vector<std::pair<NameId, int32_t>> packed;  // packed_colwise parameters and their fused dim
   };
+
+  // What one rule matches: module paths in path order (named_modules),
+  // then parameter paths in path and slot order (named_parameters).
+  struct Matches {
+    std::vector<PathId> modules;
+    std::vector<std::pair<PathId, NameId>> params;
+  };
+
+  // Every rule's matches, from one walk of the tree: a path's walk in the
+  // index is its parent's and one step by its own name, and a path whose
+  // walk reaches nothing has no match in its subtree, which is skipped.
+  std::vector<Matches> FindMatches(const TemplateIndex& index) const {
+    std::vector<Matches> matches(index.size());
+    std::vector<std::pair<PathId, TemplateIndex::State>> open;  // the walks of p's ancestors, the root's first
+    TemplateIndex::State here, root, param;
+    std::vector<uint32_t> found;
+    for (PathId p = 0; p < tree_.size();) {
+      // `here`: the walk through p's FQN as it leads its descendants' and
+      // its parameters' FQNs; `own`: the walk through p's FQN alone.
+      const TemplateIndex::State* own = &here;
+      if (p == 0) {
+        // The root's FQN "" is one empty segment, yet leads nothing: its
+        // children's FQNs are their names alone.
+        here = index.Start();
+        index.Step(here, "", root);
+        own = &root;
+      } else {
+        while (open.back().first != tree_.parent(p)) open.pop_back();
+        index.Step(open.back().second, doc_.Name(tree_.name(p)), here);
+      }
+      found.clear();
+      index.Rules(*own, found);
+      for (uint32_t r : found) matches[r].modules.push_back(p);
+      if (here.empty()) {
+        p = tree_.end(p);
+        continue;
+      }
+      for (const auto& [name, slot] : tree_.params(p)) {
+        index.Step(here, doc_.Name(name), param);
+        found.clear();
+        index.Rules(param, found);
+        for (uint32_t r : found) matches[r].params.emplace_back(p, name);
+      }
+      open.emplace_back(p, here);
+      ++p;
+    }
+    return matches;
+  }
+
+  void Apply(const Template& t, const TemplateRule& rule, const Matches& matches) {
+    for (PathId p : matches.modules) {
+      if (Skipped(p, rule, tree_.fqn(p))) continue;
+      const Module& module = doc_.modules[tree_.module(p)];
+      const StylePlacements style = PlacementsOf(rule.style, IsEmbedding(module));
+      Entry& entry = EntryFor(p, t, rule);
+      for (const auto& [name, slot] : module.params) {
+        if (name == weight_ && style.weight) Place(entry, p, t, rule, name, *style.weight);
+        if (name == bias_ && style.bias) Place(entry, p, t, rule, name, *style.bias);
+      }
+      if (style.in && module.first_input != kNoName) {
+        PlacePort(p, t, rule, "in", entry.in_src, entry.in_dst, module.first_input, *style.in);
+      }
+      if (style.out) {
+        if (!entry.out_src) entry.out_src.emplace();
+        if (!entry.out_dst) entry.out_dst.emplace();
+        PlacePort(p, t, rule, "out", *entry.out_src, *entry.out_dst, output_, *style.out);
+      }
+    }
+    for (const auto& [p, name] : matches.params) {
+      if (Skipped(p, rule, tree_.FullName({p, name}))) continue;
+      // The registering module's kind picks the style's variant, as for a
+      // module match.
+      const std::optional<Placement> weight =
+          PlacementsOf(rule.style, IsEmbedding(doc_.modules[tree_.module(p)])).weight;
+      if (!weight) continue;
+      Place(EntryFor(p, t, rule), p, t, rule, name, *weight);
+    }
+    if (matches.modules.empty() && matches.params.empty()) {
+      sink_.Report(Code::kUnusedTemplateRule, {.pointer = rule.pointer}, rule.pattern, StyleName(rule.style),
+                   doc_.Name(t.axis));
+    }
+  }
 
   bool IsEmbedding(const Module& module) const {
     return module.type != kNoName && doc_.Name(module.type) == "Embedding";
@@ -230,9 +286,7 @@ BuiltPlan BuildPlan(Document& doc, const ModuleTree& tree, absl::Span<const Owne
   }
   TemplatePlanner templates(doc, tree, sink);
   templates.MarkOwned(owners);
-  for (const Template& t : doc.templates) {
-    for (const TemplateRule& rule : t.rules) templates.Apply(t, rule);
-  }
+  templates.ApplyAll();
   plan = templates.Take(std::move(plan));
   absl::flat_hash_map<NameId, size_t> by_fqn;
   for (size_t i = 0; i < plan.entries.size(); ++i) by_fqn.emplace(plan.entries[i].fqn, i);

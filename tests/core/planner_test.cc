@@ -1,11 +1,17 @@
 // Building the final plan from owners, templates and overrides.
 #include "core/planning/planner.h"
 
+#include <algorithm>
+#include <random>
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_join.h"
 #include "core/ownership/claims.h"
 #include "core/ownership/collect.h"
 #include "core/model/parse.h"
+#include "core/planning/styles.h"
+#include "core/planning/templates.h"
 #include "gtest/gtest.h"
 
 namespace shardplan {
@@ -171,6 +177,117 @@ TEST(PlannerTest, ConflictsUnusedRulesAndOverrides) {
   // Overrides replace the entry whole (provenance too) or are appended.
   EXPECT_EQ(p.Entry("lm_head"), "params{weight:tp=R;} in_src{} in_dst{} <- override");
   EXPECT_EQ(p.Entry("layers.0.mlp.down_proj"), "params{} in_src{} in_dst{} <- override");
+}
+
+// Which rule contributes to which entry, and which rules are skipped or
+// unused, follow the rules' order, then named_modules, then
+// named_parameters order, as if each rule were matched against every path
+// on its own (TemplatePattern), whatever literal and '*' rules the
+// templates mix.
+TEST(PlannerTest, RulesApplyInRuleThenPathOrderAsIfMatchedOneByOne) {
+  const std::vector<std::string> words = {"layers", "0", "mlp", "up_proj", "down_proj", "attn", "q",
+                                          "embed", "lm_head", "weight", "bias", "*", "*", "x"};
+  const std::vector<std::string> styles = {"colwise", "rowwise", "replicate", "moe_tp_experts", "grouped_gemm"};
+  std::mt19937 rng(40);
+  auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
+  for (int trial = 0; trial < 150; ++trial) {
+    SCOPED_TRACE(trial);
+    // The templates, and each rule as the definition reads it.
+    struct Rule {
+      std::string axis, prefix, pattern, pointer;
+      Style style;
+    };
+    std::vector<Rule> rules;
+    std::string templates;
+    const size_t count = 1 + pick(3);
+    for (size_t t = 0; t < count; ++t) {
+      const std::string axis = pick(2) == 0 ? "tp" : "dp";
+      const std::string prefix = pick(4) == 0 ? "layers" : "";
+      std::vector<std::string> members;
+      std::vector<std::string> seen;
+      for (size_t r = 0, n = 1 + pick(6); r < n; ++r) {
+        std::vector<std::string> segments(1 + pick(5));
+        for (std::string& segment : segments) segment = words[pick(words.size())];
+        const std::string pattern = absl::StrJoin(segments, ".");
+        if (std::find(seen.begin(), seen.end(), pattern) != seen.end()) continue;
+        seen.push_back(pattern);
+        const std::string style = styles[pick(styles.size())];
+        members.push_back(absl::StrCat("\"", pattern, "\": \"", style, "\""));
+        rules.push_back({axis, prefix, pattern, absl::StrCat("/templates/", t, "/rules/", pattern), *ParseStyle(style)});
+      }
+      templates += absl::StrCat(t == 0 ? "" : ", ", R"J({"axis": ")J", axis, R"J(", "prefix": ")J", prefix,
+                                R"J(", "rules": {)J", absl::StrJoin(members, ", "), "}}");
+    }
+    const Planned p = Plan(absl::StrCat(R"J(, "templates": [)J", templates, "]"));
+    const ModuleTree& tree = *p.tree;
+
+    // What the definition predicts: each template entry's rules in order of
+    // contribution (entries in order of their first one), and the skipped
+    // and unused rules.
+    std::vector<bool> owned(tree.size(), false);
+    for (size_t i = 0; i < p.plan.entries.size(); ++i) {
+      if (p.plan.provenance[i][0].rfind("owned:", 0) != 0) continue;
+      const PathId o = tree.Resolve(p.doc->Name(p.plan.entries[i].fqn));
+      for (PathId q = o; q < tree.end(o); ++q) owned[q] = true;  // no module is shared here
+    }
+    std::vector<std::pair<std::string, std::vector<std::string>>> entries;
+    std::vector<std::vector<const Rule*>> contributed;  // per entry: once per rule
+    std::vector<std::string> skipped_and_unused;
+    auto contribute = [&](PathId q, const Rule& rule) {
+      const std::string fqn(tree.fqn(q));
+      size_t e = std::find_if(entries.begin(), entries.end(), [&](const auto& x) { return x.first == fqn; }) -
+                 entries.begin();
+      if (e == entries.size()) {
+        entries.push_back({fqn, {}});
+        contributed.emplace_back();
+      }
+      if (std::find(contributed[e].begin(), contributed[e].end(), &rule) == contributed[e].end()) {
+        contributed[e].push_back(&rule);
+        entries[e].second.push_back(absl::StrCat("template:", rule.axis, ":", rule.pattern));
+      }
+    };
+    for (const Rule& rule : rules) {
+      const TemplatePattern pattern(rule.prefix, rule.pattern);
+      bool matched = false;
+      for (PathId q = 0; q < tree.size(); ++q) {
+        if (!pattern.Matches(tree.fqn(q))) continue;
+        matched = true;
+        if (owned[q]) {
+          skipped_and_unused.push_back(absl::StrCat("skipped ", rule.pointer, " at ", tree.fqn(q)));
+        } else {
+          contribute(q, rule);
+        }
+      }
+      for (PathId q = 0; q < tree.size(); ++q) {
+        for (const auto& [name, slot] : tree.params(q)) {
+          if (!pattern.MatchesParameter(tree.fqn(q), p.doc->Name(name))) continue;
+          matched = true;
+          const Module& module = p.doc->modules[tree.module(q)];
+          const bool embedding = module.type != kNoName && p.doc->Name(module.type) == "Embedding";
+          if (owned[q]) {
+            skipped_and_unused.push_back(absl::StrCat("skipped ", rule.pointer, " at ", tree.fqn(q)));
+          } else if (PlacementsOf(rule.style, embedding).weight) {
+            contribute(q, rule);
+          }
+        }
+      }
+      if (!matched) skipped_and_unused.push_back(absl::StrCat("unused ", rule.pointer));
+    }
+
+    std::vector<std::pair<std::string, std::vector<std::string>>> built;
+    for (size_t i = 0; i < p.plan.entries.size(); ++i) {
+      if (p.plan.provenance[i][0].rfind("template:", 0) == 0) {
+        built.emplace_back(p.doc->Name(p.plan.entries[i].fqn), p.plan.provenance[i]);
+      }
+    }
+    EXPECT_EQ(built, entries) << templates;
+    std::vector<std::string> reported;
+    for (const Diagnostic& d : p.diagnostics) {
+      if (d.code == "template-skipped-owned") reported.push_back(absl::StrCat("skipped ", *d.pointer, " at ", *d.fqn));
+      if (d.code == "unused-template-rule") reported.push_back(absl::StrCat("unused ", *d.pointer));
+    }
+    EXPECT_EQ(reported, skipped_and_unused) << templates;
+  }
 }
 
 }  // namespace
