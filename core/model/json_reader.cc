@@ -1,7 +1,9 @@
 #include "core/model/json_reader.h"
 
 #include <atomic>
+#include <iterator>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/exec/parallel.h"
@@ -106,8 +108,11 @@ class Walk {
 
   // The value of top-level member `name`: a streamed map is handed to the
   // sink and stands empty; providers and plan are read member by member, to
-  // stream their map.
+  // stream their map. A name given again is a duplicate key, which parsing
+  // reports at it: its value is read whole instead, so that nothing inside
+  // it is reported first, at a JSON pointer that names the first value.
   bool TopLevelValue(std::string_view name, Value& value) {
+    if (!FirstTime(name)) return reader_.ReadValue(value, 1);
     if ((name == "parameters" || name == "modules") && reader_.Peek() == '{') {
       if (!StreamMap(name == "parameters" ? Section::kParameters : Section::kModules, 2)) return false;
       value = Value::Object(nullptr, 0);
@@ -116,9 +121,11 @@ class Walk {
     if ((name == "providers" || name == "plan") && reader_.Peek() == '{') {
       const bool plan = name == "plan";
       std::vector<Member> members;
+      bool map_read = false;
       const bool ok = ReadMembers(2, [&](std::string_view inner) {
         Value member;
-        if (inner == (plan ? "modules" : "sharding") && reader_.Peek() == '{') {
+        const bool map = inner == (plan ? "modules" : "sharding") && !std::exchange(map_read, true);
+        if (map && reader_.Peek() == '{') {
           if (!StreamMap(plan ? Section::kPlan : Section::kProviders, 3)) return false;
           member = Value::Object(nullptr, 0);
         } else if (!reader_.ReadValue(member, 2)) {
@@ -132,6 +139,19 @@ class Walk {
       return true;
     }
     return reader_.ReadValue(value, 1);
+  }
+
+  // False when `name` is a top-level member whose map is streamed and was
+  // read before.
+  bool FirstTime(std::string_view name) {
+    static constexpr std::string_view kStreamed[] = {"parameters", "modules", "providers", "plan"};
+    for (size_t i = 0; i < std::size(kStreamed); ++i) {
+      if (name != kStreamed[i]) continue;
+      const bool first = (streamed_seen_ & (1u << i)) == 0;
+      streamed_seen_ |= 1u << i;
+      return first;
+    }
+    return true;
   }
 
   // Hands each member of the map at the cursor to the sink, the map nesting
@@ -224,6 +244,7 @@ class Walk {
   Reader& reader_;
   ItemSink sink_;
   bool sink_failed_ = false;
+  unsigned streamed_seen_ = 0;  // bit i: FirstTime's kStreamed[i] was read
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
@@ -184,6 +185,31 @@ TEST(ParseTest, DuplicateKeysAreRefusedAtAnyDepth) {
   EXPECT_NE(Invalid(Edit("\"in_dst\": {}", "\"in_dst\": {}, \"inner_wrapper\": {\"a\": 1, \"a\": 2}")).message, "");
   EXPECT_EQ(*Invalid(Edit("\"weight\": {\"tp\": \"S(0)\"}", "\"weight\": {\"tp\": \"S(0)\", \"tp\": \"R\"}")).pointer,
             "/providers/sharding//params/weight/tp");
+}
+
+// A streamed map (parameters, modules, providers.sharding, plan.modules)
+// or the object holding it, given twice, is the duplicate key: no finding
+// inside the second one comes first, whose JSON pointer would name the first
+// one's value (found by fuzz/regressions/plan_fuzz/duplicate-plan.json).
+TEST(ParseTest, RepeatedStreamedMapsAreDuplicateKeysBeforeAnythingInside) {
+  const std::string bad_layout = R"J({"params": {}, "in_src": {}, "in_dst": {}, "oud_dst": {}})J";
+  const std::string bad_module = R"J({"typo": 1})J";
+  // Each added after the document's last member.
+  const struct {
+    std::string members, pointer;
+  } cases[] = {
+      {absl::StrCat(R"J("plan": {"tp": 2}, "plan": {"modules": {"m": )J", bad_layout, "}}"), "/plan"},
+      {absl::StrCat(R"J("plan": {"modules": {}, "modules": {"m": )J", bad_layout, "}}"), "/plan/modules"},
+      {absl::StrCat(R"J("providers": {"sharding": {"x": )J", bad_layout, "}}"), "/providers"},
+      {absl::StrCat(R"J("modules": {"n": )J", bad_module, "}"), "/modules"},
+      {absl::StrCat(R"J("parameters": {"v": )J", bad_module, "}"), "/parameters"},
+  };
+  for (const auto& c : cases) {
+    const Diagnostic d = Invalid(Edit("\"in_dst\": {}}}}\n}", absl::StrCat("\"in_dst\": {}}}}, ", c.members, "\n}")));
+    ASSERT_TRUE(d.pointer.has_value()) << c.members;
+    EXPECT_EQ(*d.pointer, c.pointer) << d.message;
+    EXPECT_TRUE(absl::StartsWith(d.message, "duplicate key")) << d.message;
+  }
 }
 
 // Provider and plan maps check their FQNs for duplicates by name id: a
