@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Runs the fuzz targets (fuzz/BUILD, docs/reliability.md) as fuzzers:
 #
-#   tools/fuzz.sh [--time SECONDS | --runs N] [--out DIR] [TARGET...]
+#   tools/fuzz.sh [--time SECONDS | --runs N] [--timeout S] [--out DIR] [TARGET...]
 #
 # Builds them with --config=fuzz (clang, libFuzzer, AddressSanitizer and
 # UndefinedBehaviorSanitizer), then runs each TARGET (default: all) for
 # SECONDS (default 30) or for N executions, one after the other, starting
 # from its seeds (the inputs its test replays) and from the corpus an
 # earlier run left in DIR/corpus/TARGET (default DIR: /tmp/shardplan-fuzz).
-# A crash, a leak, a timeout (an input taking over 1 s; inputs are at most
-# 64 KiB) or an out-of-memory (over 2 GiB) is a finding: its input is kept
-# in DIR/findings/TARGET (emptied at the start of each run) and the script
-# fails. Check a finding in as
+# A crash, a leak, a timeout (an input taking over S seconds, default 1;
+# inputs are at most 64 KiB) or an out-of-memory (over 2 GiB) is a finding:
+# its input is kept in DIR/findings/TARGET (emptied at the start of each
+# run) and the script fails. The timeout is wall time: on a loaded machine
+# replay a timeout alone before believing it. Check a finding in as
 # fuzz/regressions/TARGET/NAME once it is fixed: the target's test then
 # replays it in every build. Prints one line per target: executions, edges
 # covered, corpus size and findings.
@@ -20,14 +21,16 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 budget=(-max_total_time=30)
+timeout=1
 out="${TMPDIR:-/tmp}/shardplan-fuzz"
 targets=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --time) budget=("-max_total_time=$2"); shift 2 ;;
     --runs) budget=("-runs=$2"); shift 2 ;;
+    --timeout) timeout="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     -*) echo "unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -49,7 +52,7 @@ for t in "${targets[@]}"; do
   find -L "${bin}/${t}.runfiles/shardplan" -type f \
     \( -path '*/examples/*' -o -path '*/tests/*' -o -path '*/fuzz/corpus/*' -o -path '*/fuzz/regressions/*' \) \
     -exec cp -L -t "$seeds" --backup=numbered {} +
-  "${bin}/${t}" "${budget[@]}" -dict=fuzz/shardplan.dict -max_len=65536 -timeout=1 -rss_limit_mb=2048 \
+  "${bin}/${t}" "${budget[@]}" -dict=fuzz/shardplan.dict -max_len=65536 -timeout="$timeout" -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="${findings}/" "$corpus" "$seeds" > "$log" 2>&1
   rc=$?
   runs=$(grep -oE '^stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$')
