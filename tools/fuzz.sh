@@ -30,7 +30,7 @@ while [[ $# -gt 0 ]]; do
     --runs) budget=("-runs=$2"); shift 2 ;;
     --timeout) timeout="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;
     -*) echo "unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
