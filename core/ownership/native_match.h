@@ -16,7 +16,13 @@ namespace shardplan {
 
 // For each pattern, every path whose FQN it matches, in named_modules
 // order; none for a literal pattern (the caller resolves it by name).
-// Patterns are matched in parallel over chunks of paths.
+// A pattern is tested only on the paths that can match it: those below the
+// module its literal prefix names up to its last dot, and among them, those
+// that end with its literal tail (Glob::literal_prefix, literal_tail), which
+// one walk over the FQNs' last bytes finds for every distinct tail at once.
+// So the cost grows with the FQN bytes and those candidates, not with
+// patterns x paths; a pattern that ends in a wildcard is still tested on
+// every path below its prefix. In parallel over chunks of paths.
 std::vector<std::vector<PathId>> MatchingPaths(const ModuleTree& tree, const std::vector<Glob>& globs);
 
 // Per owner of `owners` (entries CollectOwners added from `tree`'s
@@ -25,7 +31,8 @@ std::vector<std::vector<PathId>> MatchingPaths(const ModuleTree& tree, const std
 // That pattern is the first of the request's that matches the owner's FQN:
 // CollectOwners adds a module at the request's first hit of it, patterns in
 // order and each pattern's hits in path order, so no earlier pattern hits
-// the path it adds the module at. Matches only the native owners' FQNs.
+// the path it adds the module at. Matches the patterns of the requests that
+// added owners against the native owners' FQNs only, as MatchingPaths does.
 inline constexpr uint32_t kNotNative = UINT32_MAX;
 std::vector<uint32_t> NativePatterns(const ModuleTree& tree, absl::Span<const Owner> owners);
 

@@ -160,6 +160,9 @@ void Glob::BuildSegments() {
     if (t.kind != Kind::kLiteral) break;
     utf8::Append(literal_prefix_, t.cp);
   }
+  size_t tail_begin = tokens_.size();
+  while (tail_begin > 0 && tokens_[tail_begin - 1].kind == Kind::kLiteral) --tail_begin;
+  for (size_t t = tail_begin; t < tokens_.size(); ++t) utf8::Append(literal_tail_, tokens_[t].cp);
   uint32_t begin = 0;
   for (uint32_t t = 0; t <= tokens_.size(); ++t) {
     if (t == tokens_.size() || tokens_[t].kind == Kind::kStar) {

@@ -58,6 +58,9 @@ class Glob {
   // The literal characters before the first wildcard: every match starts
   // with them.
   const std::string& literal_prefix() const { return literal_prefix_; }
+  // The literal characters after the last wildcard (the whole pattern when
+  // it has none): every match ends with them.
+  const std::string& literal_tail() const { return literal_tail_; }
 
  private:
   struct Range {
@@ -94,7 +97,7 @@ class Glob {
   // The pattern is segments_[0] * segments_[1] * ... (no star when there is
   // one segment).
   std::vector<Segment> segments_;
-  std::string literal_prefix_;
+  std::string literal_prefix_, literal_tail_;
   std::string ascii_literals_;
   // Bit c: a match may end with ASCII character c.
   uint64_t last_ascii_[2] = {0, 0};

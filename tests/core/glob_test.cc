@@ -105,6 +105,18 @@ TEST(GlobTest, LiteralPrefixStopsAtTheFirstWildcard) {
   EXPECT_EQ(Glob("*.mlp").literal_prefix(), "");
 }
 
+TEST(GlobTest, LiteralTailStartsAfterTheLastWildcard) {
+  EXPECT_EQ(Glob("*.5.proj").literal_tail(), ".5.proj");
+  EXPECT_EQ(Glob("layers.*.experts.17").literal_tail(), ".experts.17");
+  EXPECT_EQ(Glob("layers.?.mlp").literal_tail(), ".mlp");
+  EXPECT_EQ(Glob("layers.[0-9]x").literal_tail(), "x");
+  EXPECT_EQ(Glob("*.x[").literal_tail(), ".x[");  // unclosed '[' is literal
+  EXPECT_EQ(Glob("*caf\xc3\xa9").literal_tail(), "caf\xc3\xa9");
+  EXPECT_EQ(Glob("layers.*").literal_tail(), "");
+  EXPECT_EQ(Glob("*.experts.[0-9]").literal_tail(), "");
+  EXPECT_EQ(Glob("layers.0").literal_tail(), "layers.0");  // no wildcard
+}
+
 TEST(GlobTest, BacktrackingStarsDoNotBlowUp) {
   std::string text(2000, 'a');
   EXPECT_FALSE(Match("*a*a*a*a*a*b", text));
