@@ -35,6 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (want) {
     FUZZ_CHECK(std::string_view(text).starts_with(glob.literal_prefix()), "'%s' matches '%s' without prefix '%s'",
                text.c_str(), pattern.c_str(), glob.literal_prefix().c_str());
+    FUZZ_CHECK(std::string_view(text).ends_with(glob.literal_tail()), "'%s' matches '%s' without tail '%s'",
+               text.c_str(), pattern.c_str(), glob.literal_tail().c_str());
   }
   return 0;
 }
