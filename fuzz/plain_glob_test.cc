@@ -5,30 +5,21 @@
 // Python 3.11's fnmatch.fnmatchcase.
 #include "fuzz/plain_glob.h"
 
-#include <fstream>
-#include <sstream>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/support/fnmatch_cases.h"
 
 namespace shardplan {
 namespace {
 
 TEST(PlainGlobTest, AgreesWithPythonFnmatchOnRandomCases) {
-  std::ifstream in("tests/core/testdata/fnmatch_cases.tsv");
-  ASSERT_TRUE(in) << "missing test data";
-  std::string line;
-  size_t cases = 0;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string pattern, text, verdict;
-    std::getline(fields, pattern, '\t');
-    std::getline(fields, text, '\t');
-    std::getline(fields, verdict);
-    EXPECT_EQ(PlainGlobMatch(pattern, text), verdict == "1") << "pattern '" << pattern << "' text '" << text << "'";
-    ++cases;
+  const std::vector<FnmatchCase> cases = ReadFnmatchCases();
+  ASSERT_EQ(cases.size(), 10000u) << "missing test data";
+  for (const FnmatchCase& c : cases) {
+    EXPECT_EQ(PlainGlobMatch(c.pattern, c.text), c.match) << "pattern '" << c.pattern << "' text '" << c.text << "'";
   }
-  EXPECT_EQ(cases, 10000u);
 }
 
 TEST(PlainGlobTest, AgreesWithPythonFnmatchOnEdgeCases) {

@@ -12,6 +12,7 @@
 #include "core/ownership/owners.h"
 #include "core/model/parse.h"
 #include "gtest/gtest.h"
+#include "tests/support/draws.h"
 
 namespace shardplan {
 namespace {
@@ -35,20 +36,6 @@ std::string BlocksDocument(const std::string& match) {
       modules, R"J(}, "providers": {"native": [{"match": )J", match,
       R"J(, "sharding": {"params": {}, "in_src": {}, "in_dst": {}}}]}})J");
 }
-
-// A fixed stream of pseudo-random draws (an LCG): a test's model never
-// changes. Called with n, it draws a number in [0, n).
-class Draws {
- public:
-  explicit Draws(uint64_t seed) : state_(seed) {}
-  size_t operator()(uint64_t n) {
-    state_ = state_ * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<size_t>((state_ >> 33) % n);
-  }
-
- private:
-  uint64_t state_;
-};
 
 // The owners' paths, in entry order.
 std::vector<PathId> OwnerPaths(const Owners& owners) {

@@ -1,12 +1,12 @@
 #include "core/text/glob.h"
 #include "core/text/utf8.h"
 
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/support/fnmatch_cases.h"
 
 namespace shardplan {
 namespace {
@@ -126,20 +126,11 @@ TEST(GlobTest, BacktrackingStarsDoNotBlowUp) {
 // Random patterns and texts rich in glob syntax, with Python's
 // fnmatch.fnmatchcase verdicts (tools/gen_fnmatch_cases.py).
 TEST(GlobTest, AgreesWithPythonFnmatchOnRandomCases) {
-  std::ifstream in("tests/core/testdata/fnmatch_cases.tsv");
-  ASSERT_TRUE(in) << "missing test data";
-  std::string line;
-  size_t cases = 0;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string pattern, text, verdict;
-    std::getline(fields, pattern, '\t');
-    std::getline(fields, text, '\t');
-    std::getline(fields, verdict);
-    EXPECT_EQ(Match(pattern, text), verdict == "1") << "pattern '" << pattern << "' text '" << text << "'";
-    ++cases;
+  const std::vector<FnmatchCase> cases = ReadFnmatchCases();
+  ASSERT_EQ(cases.size(), 10000u) << "missing test data";
+  for (const FnmatchCase& c : cases) {
+    EXPECT_EQ(Match(c.pattern, c.text), c.match) << "pattern '" << c.pattern << "' text '" << c.text << "'";
   }
-  EXPECT_EQ(cases, 10000u);
 }
 
 }  // namespace

@@ -11,23 +11,10 @@
 #include "core/ownership/owners.h"
 #include "core/text/glob.h"
 #include "gtest/gtest.h"
+#include "tests/support/draws.h"
 
 namespace shardplan {
 namespace {
-
-// A fixed stream of pseudo-random draws (an LCG): a test's cases never
-// change. Called with n, it draws a number in [0, n).
-class Draws {
- public:
-  explicit Draws(uint64_t seed) : state_(seed) {}
-  size_t operator()(uint64_t n) {
-    state_ = state_ * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<size_t>((state_ >> 33) % n);
-  }
-
- private:
-  uint64_t state_;
-};
 
 // The characters of UTF-8 text, each as its own string.
 std::vector<std::string> Characters(const std::string& text) {
