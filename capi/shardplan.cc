@@ -258,7 +258,7 @@ sp_error* Run(const sp_document* document, const sp_check_options* options, sp_r
     if (threads > static_cast<uint32_t>(INT_MAX)) return InvalidArgument("threads is too large");
     auto result = std::make_unique<sp_result>();
     if (document->error) {
-      result->result.diagnostics.push_back(*document->error);
+      result->result = shardplan::InvalidDocumentResult(*document->error);
     } else {
       absl::StatusOr<shardplan::Result> done =
           plan ? shardplan::PlanParsed(*document->document, static_cast<int>(threads))

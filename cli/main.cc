@@ -1,10 +1,11 @@
 // shardplan: check sharding plans from the command line.
 //
-//   shardplan check [--format text|json] [--max-paths N] [--threads N] DOC...
-//   shardplan plan  [--format text|json] [--max-paths N] [--threads N] DOC...
+//   shardplan check [OPTIONS] DOC...
+//   shardplan plan  [OPTIONS] DOC...
+//   shardplan --version
 //
-// Exit status: 0 when no document has an error, 1 when one has, 2 for usage
-// errors and unreadable files.
+// Exit status: 0 when no document has an error, 1 when one has (or a
+// warning, with --werror), 2 for usage errors and unreadable files.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -12,17 +13,22 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "absl/types/span.h"
+#include "cli/text_output.h"
 #include "core/engine.h"
+#include "core/locate.h"
+#include "shardplan/shardplan.h"
 
 // The last document's result, kept until exit: the system reclaims its
 // memory at once, where freeing a large model's millions of allocations one
@@ -33,8 +39,9 @@ const shardplan::Result* kept_result = nullptr;
 namespace {
 
 constexpr std::string_view kUsage =
-    "usage: shardplan check [--format text|json] [--max-paths N] [--threads N] DOC...\n"
-    "       shardplan plan  [--format text|json] [--max-paths N] [--threads N] DOC...\n"
+    "usage: shardplan check [OPTIONS] DOC...\n"
+    "       shardplan plan  [OPTIONS] DOC...\n"
+    "       shardplan --version\n"
     "\n"
     "check: checks module-owned sharding layouts of shardplan.v1 documents (and a\n"
     "final plan when the document has one) and reports every problem at once.\n"
@@ -42,12 +49,19 @@ constexpr std::string_view kUsage =
     "overrides, checks it and its shapes, and reports per-device memory and the\n"
     "collectives it implies. DOC may be '-' for standard input.\n"
     "\n"
-    "  --format text   compiler-style diagnostics and a summary line (default)\n"
-    "  --format json   the result object, one JSON object per line per document\n"
-    "  --max-paths N   refuse documents whose module tree has more than N paths\n"
-    "                  (default 10000000)\n"
-    "  --threads N     worker threads, 0 for all cores (default: all cores);\n"
-    "                  results are the same for every thread count\n"
+    "  --format text       compiler-style diagnostics, grouped by cause, and a\n"
+    "                      summary line (default)\n"
+    "  --format json       the result object, one JSON object per line per document\n"
+    "  --max-diagnostics N show at most N diagnostics, at most 3 of each group (same\n"
+    "                      code at the same declaration), the rest counted; 0 shows\n"
+    "                      every one (default: 50 for text, 0 for json)\n"
+    "  --color WHEN        auto (default: when standard output is a terminal and\n"
+    "                      NO_COLOR is not set), always or never\n"
+    "  --werror            warnings fail the document (exit status 1)\n"
+    "  --max-paths N       refuse documents whose module tree has more than N paths\n"
+    "                      (default 10000000)\n"
+    "  --threads N         worker threads, 0 for all cores (default: all cores);\n"
+    "                      results are the same for every thread count\n"
     "\n"
     "Exit status: 0 no errors, 1 a document has errors, 2 usage or I/O error.\n";
 
@@ -71,13 +85,13 @@ class Input {
   bool Open(const std::string& path, std::string& error) {
     if (path == "-") {
       if (ReadFd(STDIN_FILENO)) return true;
-      error = "error reading standard input";
+      error = absl::StrCat("cannot read standard input: ", std::strerror(errno));
       return false;
     }
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || ::fstat(fd, &st) != 0) {
-      error = absl::StrCat("cannot read '", path, "'");
+      error = absl::StrCat("cannot read '", path, "': ", std::strerror(errno));
       if (fd >= 0) ::close(fd);
       return false;
     }
@@ -96,8 +110,8 @@ class Input {
     } else {
       ok = ReadFd(fd);  // empty (or a /proc file that says so), a pipe or a device
     }
+    if (!ok && error.empty()) error = absl::StrCat("cannot read '", path, "': ", std::strerror(errno));
     ::close(fd);
-    if (!ok && error.empty()) error = absl::StrCat("error reading '", path, "'");
     return ok;
   }
 
@@ -130,101 +144,6 @@ class Input {
   size_t map_size_ = 0;
 };
 
-std::string Bytes(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  int u = 0;
-  while (b >= 1024 && u < 5) {
-    b /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.2f %s", b, units[u]);
-  return buf;
-}
-
-// Per-device memory (min / mean / max and a histogram over devices), the
-// collectives per axis, and the plan as a table.
-void PrintPlan(const shardplan::PlanView& plan) {
-  if (const shardplan::MemoryReport* memory = plan.memory()) {
-    const shardplan::MemoryReport& m = *memory;
-    std::cout << "memory per device (" << m.devices << (m.devices == 1 ? " device" : " devices")
-              << "): min " << Bytes(static_cast<double>(m.min_bytes)) << ", mean " << Bytes(m.mean_bytes)
-              << ", max " << Bytes(static_cast<double>(m.max_bytes)) << " (device " << m.max_device
-              << "); unsharded " << Bytes(static_cast<double>(m.unsharded_bytes)) << "\n";
-    if (m.per_device_bytes && m.max_bytes > m.min_bytes) {
-      constexpr int kBins = 8, kWidth = 40;
-      std::vector<uint64_t> bins(kBins, 0);
-      const double span = static_cast<double>(m.max_bytes - m.min_bytes);
-      for (uint64_t b : *m.per_device_bytes) {
-        const int bin = std::min(kBins - 1, static_cast<int>(static_cast<double>(b - m.min_bytes) / span * kBins));
-        ++bins[bin];
-      }
-      const uint64_t most = *std::max_element(bins.begin(), bins.end());
-      for (int i = 0; i < kBins; ++i) {
-        const double lo = static_cast<double>(m.min_bytes) + span * i / kBins;
-        char label[64];
-        std::snprintf(label, sizeof label, "  %12s .. ", Bytes(lo).c_str());
-        std::cout << label << std::string(static_cast<size_t>(bins[i] * kWidth / most), '#') << " " << bins[i]
-                  << "\n";
-      }
-    }
-  } else {
-    std::cout << "memory per device: not computed (more than " << shardplan::kMaxMemoryDevices << " devices)\n";
-  }
-  const std::vector<shardplan::CollectiveTotal> collectives = plan.collectives();
-  if (collectives.empty()) {
-    std::cout << "collectives: none\n";
-  } else {
-    std::cout << "collectives:";
-    for (const shardplan::CollectiveTotal& c : collectives) {
-      std::cout << " " << c.collective << "@" << c.axis << " x" << c.count;
-    }
-    std::cout << "\n";
-  }
-  std::cout << "plan:\n";
-  for (size_t i = 0; i < plan.size(); ++i) {
-    const shardplan::PlanEntry e = plan.entry(i);
-    const std::string fqn = e.fqn.empty() ? "(root)" : std::string(e.fqn);
-    const std::string provenance = absl::StrJoin(*e.provenance, ", ");
-    if (e.params.empty()) {
-      std::cout << "  " << fqn << "  (no parameters)  [" << provenance << "]\n";
-      continue;
-    }
-    for (const shardplan::PlannedParameter& p : e.params) {
-      std::string placements;
-      for (const auto& [axis, placement] : p.placements) {
-        absl::StrAppend(&placements, placements.empty() ? "" : " ", axis, "=", placement);
-      }
-      std::cout << "  " << fqn << "  " << p.name << "  " << (placements.empty() ? "-" : placements) << "  ["
-                << provenance << "]\n";
-    }
-  }
-}
-
-void PrintText(const std::string& path, const shardplan::Result& result) {
-  size_t errors = 0, warnings = 0;
-  for (const shardplan::Diagnostic& d : result.diagnostics) {
-    errors += d.severity == shardplan::Severity::kError;
-    warnings += d.severity == shardplan::Severity::kWarning;
-    std::cout << shardplan::SeverityName(d.severity) << "[" << d.code << "]: " << d.message << "\n";
-    std::cout << "  --> " << path;
-    if (d.pointer && !d.pointer->empty()) std::cout << ":" << *d.pointer;
-    std::cout << "\n";
-  }
-  std::cout << path << ": ";
-  if (const std::optional<shardplan::OwnershipCounts> counts = shardplan::CountOwnership(result)) {
-    std::cout << "ok: " << counts->owners << (counts->owners == 1 ? " owner, " : " owners, ") << counts->owned_names
-              << (counts->owned_names == 1 ? " owned parameter name, " : " owned parameter names, ")
-              << counts->aliases << (counts->aliases == 1 ? " alias" : " aliases");
-    if (warnings > 0) std::cout << ", " << warnings << (warnings == 1 ? " warning" : " warnings");
-  } else {
-    std::cout << errors << (errors == 1 ? " error" : " errors");
-    if (warnings > 0) std::cout << ", " << warnings << (warnings == 1 ? " warning" : " warnings");
-  }
-  std::cout << "\n";
-  if (const std::optional<shardplan::PlanView> plan = shardplan::PlanOf(result)) PrintPlan(*plan);
-}
-
 // Matches `--name VALUE` (advancing i) or `--name=VALUE`; a missing value
 // leaves `value` empty.
 bool OptionValue(const std::vector<std::string>& args, size_t& i, std::string_view name, std::string& value) {
@@ -240,9 +159,74 @@ bool OptionValue(const std::vector<std::string>& args, size_t& i, std::string_vi
   return false;
 }
 
+// The edit distance between `a` and `b`: insertions, deletions,
+// substitutions and swaps of two neighbours ("jsno" is one from "json"),
+// each one edit (optimal string alignment).
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// "; did you mean 'X'?" for the known word nearest to `word` (within a
+// third of its length, at least 1, at most 3 edits), or "".
+std::string DidYouMean(std::string_view word, absl::Span<const std::string_view> known) {
+  std::string_view best;
+  size_t best_distance = std::clamp<size_t>(word.size() / 3, 1, 3) + 1;
+  for (std::string_view k : known) {
+    const size_t d = EditDistance(word, k);
+    if (d < best_distance) {
+      best = k;
+      best_distance = d;
+    }
+  }
+  return best.empty() ? "" : absl::StrCat("; did you mean '", best, "'?");
+}
+
+constexpr std::string_view kOptions[] = {
+    "--format", "--max-diagnostics", "--color", "--werror", "--max-paths", "--threads", "--help", "--version"};
+
+std::string Version() {
+  return absl::StrCat("shardplan ", SP_VERSION_MAJOR, ".", SP_VERSION_MINOR, ".", SP_VERSION_PATCH, " (C ABI ",
+                      SP_ABI_VERSION, ")\n");
+}
+
+// Where the diagnostics the text shows point in the document: in `held`'s
+// text when the caller still holds it (standard input), else in the file
+// read again (not at all when no diagnostic shown has a pointer).
+std::vector<std::optional<shardplan::TextPosition>> Positions(const std::string& path, const Input& held,
+                                                              const shardplan::Result& result,
+                                                              const shardplan::cli::TextOptions& text) {
+  const std::vector<size_t> shown = shardplan::cli::ShownDiagnostics(result, text);
+  std::vector<std::string_view> pointers;
+  bool any = false;
+  for (size_t i : shown) {
+    const std::optional<std::string>& pointer = result.diagnostics[i].pointer;
+    pointers.push_back(pointer ? std::string_view(*pointer) : std::string_view("-"));  // "-" locates nothing
+    any = any || pointer.has_value();
+  }
+  if (any && !held.text().empty()) return shardplan::LocatePointers(held.text(), pointers);
+  Input again;
+  std::string error;
+  if (any && path != "-" && again.Open(path, error)) return shardplan::LocatePointers(again.text(), pointers);
+  return std::vector<std::optional<shardplan::TextPosition>>(shown.size());
+}
+
 // `check` or `plan` (the same options).
 int Run(bool plan, const std::vector<std::string>& args) {
   std::string format = "text";
+  std::optional<size_t> max_diagnostics;
+  std::string color = "auto";
+  bool werror = false;
   shardplan::CheckOptions options;
   std::vector<std::string> docs;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -255,7 +239,23 @@ int Run(bool plan, const std::vector<std::string>& args) {
     if (OptionValue(args, i, "--format", value)) {
       if (value.empty()) return Usage("--format needs a value");
       format = value;
-      if (format != "text" && format != "json") return Usage(absl::StrCat("unknown format '", format, "'"));
+      if (format != "text" && format != "json") {
+        return Usage(absl::StrCat("unknown format '", format, "'", DidYouMean(format, {"text", "json"})));
+      }
+    } else if (OptionValue(args, i, "--max-diagnostics", value)) {
+      size_t n = 0;
+      if (!absl::SimpleAtoi(value, &n)) {
+        return Usage(absl::StrCat("--max-diagnostics needs a non-negative integer, got '", value, "'"));
+      }
+      max_diagnostics = n;
+    } else if (OptionValue(args, i, "--color", value)) {
+      if (value != "auto" && value != "always" && value != "never") {
+        return Usage(absl::StrCat("--color needs auto, always or never, got '", value, "'",
+                                  DidYouMean(value, {"auto", "always", "never"})));
+      }
+      color = value;
+    } else if (arg == "--werror") {
+      werror = true;
     } else if (OptionValue(args, i, "--max-paths", value)) {
       if (!absl::SimpleAtoi(value, &options.limits.max_paths) || options.limits.max_paths == 0) {
         return Usage(absl::StrCat("--max-paths needs a positive integer, got '", value, "'"));
@@ -265,12 +265,23 @@ int Run(bool plan, const std::vector<std::string>& args) {
         return Usage(absl::StrCat("--threads needs a non-negative integer, got '", value, "'"));
       }
     } else if (arg.size() > 1 && arg[0] == '-') {
-      return Usage(absl::StrCat("unknown option '", arg, "'"));
+      const std::string_view name = std::string_view(arg).substr(0, arg.find('='));
+      return Usage(absl::StrCat("unknown option '", arg, "'", DidYouMean(name, kOptions)));
     } else {
       docs.push_back(arg);
     }
   }
   if (docs.empty()) return Usage("no document given");
+
+  shardplan::cli::TextOptions text;
+  text.max_diagnostics = max_diagnostics.value_or(format == "text" ? 50 : 0);
+  text.werror = werror;
+  const char* no_color = std::getenv("NO_COLOR");
+  text.color = color == "always" ||
+               (color == "auto" && ::isatty(STDOUT_FILENO) && (no_color == nullptr || *no_color == '\0'));
+  // A capped output needs only the first few of each group: the engine
+  // counts the others without making them.
+  if (text.max_diagnostics != 0) options.instances_per_group = shardplan::cli::kShownPerGroup;
 
   int status = 0;
   for (const std::string& path : docs) {
@@ -282,8 +293,12 @@ int Run(bool plan, const std::vector<std::string>& args) {
       status = 2;
       continue;
     }
-    // The engine lets the text go once parsed.
-    const std::function<void()> release = [&input] { input.Release(); };
+    // The engine lets the text go once parsed; standard input, which cannot
+    // be read again, is kept for the text output's line numbers.
+    const bool keep = format == "text" && path == "-";
+    const std::function<void()> release = [&input, keep] {
+      if (!keep) input.Release();
+    };
     absl::StatusOr<shardplan::Result> result = plan ? shardplan::PlanText(input.text(), release, options)
                                                     : shardplan::CheckText(input.text(), release, options);
     if (!result.ok()) {
@@ -292,12 +307,16 @@ int Run(bool plan, const std::vector<std::string>& args) {
       continue;
     }
     if (format == "json") {
-      shardplan::WriteResultJson(*result, std::cout);
+      shardplan::WriteResultJson(*result, std::cout, text.max_diagnostics);
       std::cout << "\n";
     } else {
-      PrintText(path, *result);
+      shardplan::cli::PrintText(std::cout, path, *result, text, Positions(path, input, *result, text));
     }
-    if (!result->ok && status == 0) status = 1;
+    const bool failed = !result->ok || (werror && std::any_of(result->groups.begin(), result->groups.end(),
+                                                              [](const shardplan::DiagnosticGroup& g) {
+                                                                return g.severity == shardplan::Severity::kWarning;
+                                                              }));
+    if (failed && status == 0) status = 1;
     if (&path == &docs.back()) kept_result = new shardplan::Result(*std::move(result));
   }
   std::cout.flush();
@@ -314,6 +333,11 @@ int main(int argc, char** argv) {
     std::cout << kUsage;
     return 0;
   }
+  if (args[0] == "--version" || args[0] == "version") {
+    std::cout << Version();
+    return 0;
+  }
   if (args[0] == "check" || args[0] == "plan") return Run(args[0] == "plan", {args.begin() + 1, args.end()});
-  return Usage(absl::StrCat("unknown command '", args[0], "'"));
+  return Usage(absl::StrCat("unknown command '", args[0], "'",
+                            DidYouMean(args[0], {"check", "plan", "--version", "--help"})));
 }

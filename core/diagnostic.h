@@ -6,9 +6,11 @@
 #ifndef SHARDPLAN_CORE_DIAGNOSTIC_H_
 #define SHARDPLAN_CORE_DIAGNOSTIC_H_
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace shardplan {
 
@@ -25,6 +27,21 @@ struct Diagnostic {
   std::optional<std::string> fqn;
   std::optional<std::string> parameter;
   std::optional<std::string> pointer;
+};
+
+// Diagnostics with one cause: the same code at the same declaration (the
+// same pointer, or none), as one over-wide native pattern gives one
+// diagnostic per module it should not have matched. Groups are listed in
+// the order of their first diagnostic.
+struct DiagnosticGroup {
+  std::string code;
+  Severity severity = Severity::kError;
+  std::optional<std::string> pointer;
+  size_t count = 0;  // the group's diagnostics, listed in the result or not
+  // Its diagnostics that the result lists (indexes into
+  // Result::diagnostics, in order): every one, or the first few
+  // (CheckOptions::instances_per_group). Never empty.
+  std::vector<size_t> listed;
 };
 
 }  // namespace shardplan

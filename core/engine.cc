@@ -60,7 +60,8 @@ void TakeOwners(Ownership& o, Outcome& outcome) {
   outcome.declared = std::move(o.claims.declared);
 }
 
-Result CheckDocument(std::shared_ptr<const Document> doc, int threads, const FastPaths& fast) {
+// `per_group`: CheckOptions::instances_per_group.
+Result CheckDocument(std::shared_ptr<const Document> doc, int threads, size_t per_group, const FastPaths& fast) {
   auto outcome = std::make_shared<Outcome>();
   outcome->threads = threads;
   outcome->document = doc;
@@ -68,7 +69,7 @@ Result CheckDocument(std::shared_ptr<const Document> doc, int threads, const Fas
   const ModuleTree* tree = outcome->tree.get();
   Result result;
   Ownership o(*tree);
-  DiagnosticSink sink(Mode::kCheck);
+  DiagnosticSink sink(Mode::kCheck, per_group);
   CheckOwnership(*tree, o, sink);
   if (!sink.has_errors() && doc->plan && o.owners.size() != 0) {
     ValidatePlan(*tree, o.owners, o.claims, *doc->plan, sink);
@@ -76,7 +77,7 @@ Result CheckDocument(std::shared_ptr<const Document> doc, int threads, const Fas
     if (!sink.has_errors()) CheckShapes(*doc, DeclarationsOf(*tree, *doc->plan), sink);
   }
   result.ok = !sink.has_errors();
-  result.diagnostics = sink.Take();
+  result.diagnostics = sink.Take(result.groups);
   if (result.ok) outcome->owned = TakeOwned(o);
   TakeOwners(o, *outcome);
   result.outcome = std::move(outcome);
@@ -85,7 +86,7 @@ Result CheckDocument(std::shared_ptr<const Document> doc, int threads, const Fas
 
 // `doc` is the only reference to a freshly parsed document: the plan interns
 // the names it creates into it.
-Result PlanDocument(std::unique_ptr<Document> parsed, int threads, const FastPaths& fast) {
+Result PlanDocument(std::unique_ptr<Document> parsed, int threads, size_t per_group, const FastPaths& fast) {
   Document& doc = *parsed;
   auto outcome = std::make_shared<Outcome>();
   outcome->threads = threads;
@@ -94,7 +95,7 @@ Result PlanDocument(std::unique_ptr<Document> parsed, int threads, const FastPat
   const ModuleTree* tree = outcome->tree.get();
   Result result;
   Ownership o(*tree);
-  DiagnosticSink sink(Mode::kPlan);
+  DiagnosticSink sink(Mode::kPlan, per_group);
   CheckOwnership(*tree, o, sink);
   if (!sink.has_errors()) {
     const absl::Span<const Owner> entries = std::as_const(o.owners).InOrder();
@@ -116,7 +117,7 @@ Result PlanDocument(std::unique_ptr<Document> parsed, int threads, const FastPat
     out.provenance = std::move(plan.provenance);
   }
   result.ok = !sink.has_errors();
-  result.diagnostics = sink.Take();
+  result.diagnostics = sink.Take(result.groups);
   if (result.ok) outcome->owned = TakeOwned(o);
   TakeOwners(o, *outcome);
   result.outcome = std::move(outcome);
@@ -147,13 +148,12 @@ absl::StatusOr<Result> Run(std::string_view json, const CheckOptions& options, b
   return WithThreads(options.threads, [&]() -> Result {
     ParseResult parsed = ParseDocument(json, options.limits, fast.skip_repeated_layouts);
     if (release != nullptr) (*release)();
-    if (parsed.error) {
-      Result result;
-      result.diagnostics.push_back(std::move(*parsed.error));
-      return result;
+    if (parsed.error) return InvalidDocumentResult(std::move(*parsed.error));
+    const size_t per_group = options.instances_per_group;
+    if (!plan || parsed.document->plan) {
+      return CheckDocument(std::move(parsed.document), options.threads, per_group, fast);
     }
-    if (!plan || parsed.document->plan) return CheckDocument(std::move(parsed.document), options.threads, fast);
-    return PlanDocument(std::move(parsed.document), options.threads, fast);
+    return PlanDocument(std::move(parsed.document), options.threads, per_group, fast);
   });
 }
 
@@ -196,15 +196,15 @@ absl::StatusOr<Result> PlanParsed(const Document& document, int threads) {
   if (absl::Status s = ValidateThreads(threads); !s.ok()) return s;
   return WithThreads(threads, [&]() -> Result {
     std::unique_ptr<Document> copy = document.Clone();
-    if (copy->plan) return CheckDocument(std::move(copy), threads, {});
-    return PlanDocument(std::move(copy), threads, {});
+    if (copy->plan) return CheckDocument(std::move(copy), threads, 0, {});
+    return PlanDocument(std::move(copy), threads, 0, {});
   });
 }
 
 absl::StatusOr<Result> CheckParsed(std::shared_ptr<const Document> document, int threads) {
   if (document == nullptr) return absl::InvalidArgumentError("no document");
   if (absl::Status s = ValidateThreads(threads); !s.ok()) return s;
-  return WithThreads(threads, [&] { return CheckDocument(std::move(document), threads, {}); });
+  return WithThreads(threads, [&] { return CheckDocument(std::move(document), threads, 0, {}); });
 }
 
 }  // namespace shardplan

@@ -30,6 +30,11 @@ struct CheckOptions {
   // Worker threads for the parallel phases; 0 means all cores. Results and
   // the order of diagnostics are the same for every value.
   int threads = 0;
+  // How many diagnostics of each group (same code at the same declaration,
+  // DiagnosticGroup) the result lists; the others are only counted, in
+  // Result::groups, and never made, so a storm of findings costs neither
+  // time nor memory per finding. 0 lists every diagnostic.
+  size_t instances_per_group = 0;
 };
 
 // Parses the document, then checks it as CheckParsed does; a malformed

@@ -2,11 +2,30 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/types/span.h"
 #include "core/outcome.h"
 #include "core/ownership/native_match.h"
 
 namespace shardplan {
+
+Result InvalidDocumentResult(Diagnostic error) {
+  Result result;
+  const Diagnostic& d = result.diagnostics.emplace_back(std::move(error));
+  result.groups.push_back({.code = d.code, .severity = d.severity, .pointer = d.pointer, .count = 1, .listed = {0}});
+  return result;
+}
+
+std::vector<std::pair<std::string_view, size_t>> CountByCode(const Result& result) {
+  std::vector<std::pair<std::string_view, size_t>> counts;
+  absl::flat_hash_map<std::string_view, size_t> index;
+  for (const DiagnosticGroup& g : result.groups) {
+    const auto [it, added] = index.try_emplace(g.code, counts.size());
+    if (added) counts.emplace_back(g.code, 0);
+    counts[it->second].second += g.count;
+  }
+  return counts;
+}
 
 std::optional<OwnershipCounts> CountOwnership(const Result& result) {
   if (!result.ok || result.outcome == nullptr || !result.outcome->owned) return std::nullopt;

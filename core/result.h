@@ -33,10 +33,22 @@ struct Result {
   // No error diagnostic.
   bool ok = false;
   // In evaluation order: the first one is the reference framework's error.
+  // Every diagnostic, or the first CheckOptions::instances_per_group of
+  // each group.
   std::vector<Diagnostic> diagnostics;
+  // Every group, with its full count, in the order of its first diagnostic.
+  std::vector<DiagnosticGroup> groups;
   // Null for a document that did not parse.
   std::shared_ptr<const Outcome> outcome;
 };
+
+// The result of a text that is no valid document: `error` (its
+// invalid-document diagnostic), alone in its group.
+Result InvalidDocumentResult(Diagnostic error);
+
+// How many diagnostics each code has (listed in the result or not), in
+// the order of each code's first diagnostic.
+std::vector<std::pair<std::string_view, size_t>> CountByCode(const Result& result);
 
 // The counts of a passing check, as the CLI's summary line prints them.
 struct OwnershipCounts {
@@ -184,15 +196,19 @@ std::optional<OwnedParametersView> OwnedParametersOf(const Result& result);
 
 // Writes the result as compact JSON (schema shardplan.result.v1, one object
 // without a trailing newline) to `out`, as it goes: the same input always
-// gives the same bytes. Layouts print params, in_src and in_dst always (null
+// gives the same bytes. "diagnostics" lists the result's diagnostics, or
+// only the first `max_diagnostics` of them when that is not 0; "groups"
+// follows with every group ({code, severity, pointer, count, listed: the
+// indexes of its diagnostics in "diagnostics"}) and "counts" with the
+// diagnostics per code ({code: count}, in the order of first occurrence). Layouts print params, in_src and in_dst always (null
 // when null), out_src, out_dst and out_names only when non-null; `expected`
 // and `required` list parameter ids sorted, `owned_names` sorted. A planned
 // result adds "plan": {"modules": {FQN: layout}}, "provenance": {FQN:
 // [...]}, "memory" (null beyond kMaxMemoryDevices), "communication"
 // (records) and "collectives" ({collective: {axis: count}}).
-void WriteResultJson(const Result& result, std::ostream& out);
+void WriteResultJson(const Result& result, std::ostream& out, size_t max_diagnostics = 0);
 // The same, as a string.
-std::string ResultToJson(const Result& result);
+std::string ResultToJson(const Result& result, size_t max_diagnostics = 0);
 
 }  // namespace shardplan
 

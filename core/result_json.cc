@@ -112,6 +112,41 @@ void WriteDiagnostic(Json& w, const Diagnostic& d) {
   w.EndObject();
 }
 
+// "groups": each group with the indexes of its diagnostics among the first
+// `listed` of the result's, then "counts": diagnostics per code, in the
+// order of each code's first group.
+void WriteGroups(Writer& w, const Result& result, size_t listed) {
+  Key(w, "groups");
+  w.StartArray();
+  for (const DiagnosticGroup& g : result.groups) {
+    w.StartObject();
+    Key(w, "code");
+    String(w, g.code);
+    Key(w, "severity");
+    String(w, SeverityName(g.severity));
+    Key(w, "pointer");
+    WriteOptional(w, g.pointer);
+    Key(w, "count");
+    w.Uint64(g.count);
+    Key(w, "listed");
+    w.StartArray();
+    for (size_t i : g.listed) {
+      if (i < listed) w.Uint64(i);
+    }
+    w.EndArray();
+    w.EndObject();
+    w.ItemDone();
+  }
+  w.EndArray();
+  Key(w, "counts");
+  w.StartObject();
+  for (const auto& [code, count] : CountByCode(result)) {
+    Key(w, code);
+    w.Uint64(count);
+  }
+  w.EndObject();
+}
+
 void WritePlacementEntry(Json& w, const Document& doc, const PlacementEntry& e) {
   Key(w, doc.Name(e.name));
   w.StartObject();
@@ -439,7 +474,7 @@ void WritePlanned(Writer& w, const Outcome& outcome) {
 
 }  // namespace
 
-void WriteResultJson(const Result& result, std::ostream& out) {
+void WriteResultJson(const Result& result, std::ostream& out, size_t max_diagnostics) {
   // With the thread count the result was made with.
   WithThreads(result.outcome != nullptr ? result.outcome->threads : 1, [&] {
     Writer w(out);
@@ -450,8 +485,11 @@ void WriteResultJson(const Result& result, std::ostream& out) {
     w.Bool(result.ok);
     Key(w, "diagnostics");
     w.StartArray();
-    WriteItems(w, result.diagnostics.size(), /*members=*/false,
+    const size_t listed = max_diagnostics == 0 ? result.diagnostics.size()
+                                               : std::min(max_diagnostics, result.diagnostics.size());
+    WriteItems(w, listed, /*members=*/false,
                [&](size_t i, Json& json) { WriteDiagnostic(json, result.diagnostics[i]); });
+    WriteGroups(w, result, listed);
     if (result.outcome != nullptr && result.outcome->owned) WriteOwned(w, *result.outcome);
     if (result.outcome != nullptr && result.outcome->planned) WritePlanned(w, *result.outcome);
     w.EndObject();
@@ -459,9 +497,9 @@ void WriteResultJson(const Result& result, std::ostream& out) {
   });
 }
 
-std::string ResultToJson(const Result& result) {
+std::string ResultToJson(const Result& result, size_t max_diagnostics) {
   std::ostringstream out;
-  WriteResultJson(result, out);
+  WriteResultJson(result, out, max_diagnostics);
   return std::move(out).str();
 }
 

@@ -33,11 +33,19 @@ std::string FormatMessage(Code code, std::initializer_list<MessageArg> args) {
   return out;
 }
 
+namespace {
+
+Severity SeverityIn(const CodeInfo& info, Mode mode) {
+  return mode == Mode::kPlan ? info.severity : info.check_severity;
+}
+
+}  // namespace
+
 Diagnostic MakeDiagnostic(Code code, Mode mode, const Where& where, std::initializer_list<MessageArg> args) {
   const CodeInfo& info = InfoOf(code);
   Diagnostic d;
   d.code = std::string(info.name);
-  d.severity = mode == Mode::kPlan ? info.severity : info.check_severity;
+  d.severity = SeverityIn(info, mode);
   d.message = FormatMessage(code, args);
   if (where.fqn) d.fqn = std::string(*where.fqn);
   if (where.parameter) d.parameter = std::string(*where.parameter);
@@ -45,20 +53,87 @@ Diagnostic MakeDiagnostic(Code code, Mode mode, const Where& where, std::initial
   return d;
 }
 
-void DiagnosticSink::Append(DiagnosticSink&& other) {
-  if (other.diagnostics_.empty()) return;
-  if (diagnostics_.empty()) {
-    diagnostics_ = std::move(other.diagnostics_);
+DiagnosticGroup& DiagnosticSink::GroupOf(std::string_view code, Severity severity,
+                                         const std::optional<std::string_view>& pointer) {
+  // The code, a NUL (no code has one), then 'p' and the pointer or 'n' for
+  // none: "" is a pointer (the document's root).
+  key_.assign(code);
+  key_ += '\0';
+  if (pointer) {
+    key_ += 'p';
+    key_ += *pointer;
   } else {
-    diagnostics_.insert(diagnostics_.end(), std::make_move_iterator(other.diagnostics_.begin()),
-                        std::make_move_iterator(other.diagnostics_.end()));
+    key_ += 'n';
   }
-  other.diagnostics_.clear();
+  const auto [it, added] = group_index_.try_emplace(key_, groups_.size());
+  if (added) {
+    DiagnosticGroup& g = groups_.emplace_back();
+    g.code = std::string(code);
+    g.severity = severity;
+    if (pointer) g.pointer = std::string(*pointer);
+  }
+  return groups_[it->second];
+}
+
+bool DiagnosticSink::Admit(Code code, const std::optional<std::string_view>& pointer) {
+  const CodeInfo& info = InfoOf(code);
+  DiagnosticGroup& g = GroupOf(info.name, SeverityIn(info, mode_), pointer);
+  ++g.count;
+  if (g.listed.size() >= per_group_) return false;
+  g.listed.push_back(diagnostics_.size());
+  return true;
+}
+
+void DiagnosticSink::Append(DiagnosticSink&& other) {
+  if (per_group_ == 0) {
+    if (diagnostics_.empty()) {
+      diagnostics_ = std::move(other.diagnostics_);
+    } else {
+      diagnostics_.insert(diagnostics_.end(), std::make_move_iterator(other.diagnostics_.begin()),
+                          std::make_move_iterator(other.diagnostics_.end()));
+    }
+  } else {
+    for (Diagnostic& d : other.diagnostics_) {
+      DiagnosticGroup& g = GroupOf(d.code, d.severity, d.pointer);
+      ++g.count;
+      if (g.listed.size() < per_group_) {
+        g.listed.push_back(diagnostics_.size());
+        diagnostics_.push_back(std::move(d));
+      }
+    }
+    // What `other` counted without keeping; each of its groups kept its
+    // first diagnostic, so the group is here now.
+    for (const DiagnosticGroup& og : other.groups_) {
+      if (og.count > og.listed.size()) GroupOf(og.code, og.severity, og.pointer).count += og.count - og.listed.size();
+    }
+  }
+  other.Clear();
 }
 
 bool DiagnosticSink::has_errors() const {
   return std::any_of(diagnostics_.begin(), diagnostics_.end(),
                      [](const Diagnostic& d) { return d.severity == Severity::kError; });
+}
+
+std::vector<Diagnostic> DiagnosticSink::Take(std::vector<DiagnosticGroup>& groups) {
+  if (per_group_ == 0) {
+    for (size_t i = 0; i < diagnostics_.size(); ++i) {
+      const Diagnostic& d = diagnostics_[i];
+      DiagnosticGroup& g = GroupOf(d.code, d.severity, d.pointer);
+      ++g.count;
+      g.listed.push_back(i);
+    }
+  }
+  groups = std::move(groups_);
+  std::vector<Diagnostic> diagnostics = std::move(diagnostics_);
+  Clear();
+  return diagnostics;
+}
+
+void DiagnosticSink::Clear() {
+  diagnostics_.clear();
+  groups_.clear();
+  group_index_.clear();
 }
 
 }  // namespace shardplan

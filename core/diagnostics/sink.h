@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "core/diagnostic.h"
 #include "core/diagnostics/codes.h"
 
@@ -57,29 +58,57 @@ std::string FormatMessage(Code code, std::initializer_list<MessageArg> args);
 // `mode`.
 Diagnostic MakeDiagnostic(Code code, Mode mode, const Where& where, std::initializer_list<MessageArg> args);
 
-// Collects diagnostics in evaluation order.
+// Collects diagnostics in evaluation order, and their groups (same code,
+// same pointer; DiagnosticGroup). With `per_group` > 0 it keeps only the
+// first `per_group` diagnostics of each group and counts the others without
+// making them, so that a storm of findings from one declaration costs a
+// count, not memory; 0 keeps every diagnostic. The first diagnostic of each
+// group is always kept, so the first diagnostic overall and has_errors()
+// are those of the full list.
 class DiagnosticSink {
  public:
-  explicit DiagnosticSink(Mode mode = Mode::kCheck) : mode_(mode) {}
+  explicit DiagnosticSink(Mode mode = Mode::kCheck, size_t per_group = 0) : mode_(mode), per_group_(per_group) {}
 
   template <typename... Args>
   void Report(Code code, const Where& where, const Args&... args) {
+    if (per_group_ != 0 && !Admit(code, where.pointer)) return;
     diagnostics_.push_back(MakeDiagnostic(code, mode_, where, {MessageArg(args)...}));
   }
 
-  // Appends every diagnostic of `other`, in order.
+  // Appends every diagnostic of `other`, in order, keeping and counting as
+  // Report does. `other` keeps every diagnostic, or as many per group as
+  // this sink (a chunk's sink made with this one's mode and per_group).
   void Append(DiagnosticSink&& other);
 
   Mode mode() const { return mode_; }
+  size_t per_group() const { return per_group_; }
   // Whether some diagnostic is an error.
   bool has_errors() const;
-  std::vector<Diagnostic> Take() { return std::move(diagnostics_); }
+  // The kept diagnostics and every group, and leaves the sink empty.
+  std::vector<Diagnostic> Take(std::vector<DiagnosticGroup>& groups);
+  // The kept diagnostics (for a sink that keeps every one: all of them).
+  std::vector<Diagnostic> Take() {
+    std::vector<DiagnosticGroup> groups;
+    return Take(groups);
+  }
   // Leaves no diagnostic, keeping the storage.
-  void Clear() { diagnostics_.clear(); }
+  void Clear();
 
  private:
+  // Counts a diagnostic of `code` at `pointer` in its group (made on its
+  // first); whether to keep it.
+  bool Admit(Code code, const std::optional<std::string_view>& pointer);
+  // The group of `code` at `pointer`, made (with `severity`) when new.
+  DiagnosticGroup& GroupOf(std::string_view code, Severity severity, const std::optional<std::string_view>& pointer);
+
   Mode mode_;
+  size_t per_group_;
   std::vector<Diagnostic> diagnostics_;
+  // Only with per_group_ > 0: the groups so far in order of their first
+  // diagnostic (listed: the kept ones), found by their key (GroupKey).
+  std::vector<DiagnosticGroup> groups_;
+  absl::flat_hash_map<std::string, size_t> group_index_;
+  std::string key_;  // GroupKey's buffer
 };
 
 }  // namespace shardplan

@@ -13,7 +13,7 @@ void CheckOwners(const ModuleTree& tree, const Owners& owners, DiagnosticSink& s
   // Chunks of owners in parallel, each with its diagnostics in owner order,
   // appended in chunk order.
   constexpr size_t kChunk = 1024;
-  std::vector<DiagnosticSink> found(ChunkCount(entries.size(), kChunk), DiagnosticSink(sink.mode()));
+  std::vector<DiagnosticSink> found(ChunkCount(entries.size(), kChunk), DiagnosticSink(sink.mode(), sink.per_group()));
   ParallelChunks(0, entries.size(), kChunk, [&](size_t c, size_t first, size_t stop) {
     for (size_t e = first; e < stop; ++e) {
       const Owner& owner = entries[e];

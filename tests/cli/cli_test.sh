@@ -2,6 +2,7 @@
 # CLI behaviour: exit codes, text and json formats, usage errors.
 set -u
 cli="$1"
+gen_model="$2"
 cases=tests/conformance/cases
 ok_doc="$cases/000-spec-example.json"
 bad_doc="$cases/053-shared-conflict.json"
@@ -33,8 +34,8 @@ check "ok document prints a summary" grep -q "^$ok_doc: ok: 3 owners, 3 owned pa
 run check "$bad_doc"
 check "failing document exits 1" test "$rc" -eq 1
 check "text diagnostic line" grep -q "^error\[shared-conflict\]: shared parameter '.*' has conflicting layouts$" "$tmp/out"
-check "text location line" grep -q "^  --> $bad_doc:/providers/" "$tmp/out"
-check "text summary counts errors" grep -qE "^$bad_doc: [0-9]+ errors?$" "$tmp/out"
+check "text location line: DOC:LINE:COL at the pointer" grep -qE "^  --> $bad_doc:[0-9]+:[0-9]+ at /providers/" "$tmp/out"
+check "text summary counts errors, per code" grep -qE "^$bad_doc: 2 errors \(1 shared-conflict, 1 nested-duplicate\)$" "$tmp/out"
 
 run check --format json "$ok_doc" "$bad_doc"
 check "two documents, worst exit status" test "$rc" -eq 1
@@ -87,7 +88,7 @@ check "more threads than cores: nothing on stderr" test -z "$err"
 
 run check "$tmp/does-not-exist.json"
 check "unreadable file exits 2" test "$rc" -eq 2
-check "unreadable file message on stderr" grep -q "cannot read" "$tmp/err"
+check "unreadable file: the reason on stderr" grep -q "^shardplan: cannot read '.*does-not-exist.json': No such file or directory$" "$tmp/err"
 
 run check "$tmp"
 check "a directory is an unreadable file (exit 2)" test "$rc" -eq 2
@@ -100,7 +101,7 @@ run check "$tmp/does-not-exist.json" "$ok_doc"
 check "other documents are still checked" grep -q "ok:" "$tmp/out"
 check "unreadable file wins the exit status" test "$rc" -eq 2
 
-for usage in "" "frobnicate" "check" "check --format yaml $ok_doc" "check --bogus $ok_doc" "check --max-paths x $ok_doc" "check --threads -1 $ok_doc"; do
+for usage in "" "frobnicate" "check" "check --format yaml $ok_doc" "check --bogus $ok_doc" "check --max-paths x $ok_doc" "check --threads -1 $ok_doc" "check --max-diagnostics -1 $ok_doc" "check --color sometimes $ok_doc"; do
   run $usage
   check "usage error '$usage' exits 2" test "$rc" -eq 2
   check "usage error '$usage' explains" grep -q "usage: shardplan check" "$tmp/err"
@@ -108,6 +109,99 @@ done
 
 run --help
 check "--help exits 0" test "$rc" -eq 0
+run --version
+check "--version exits 0" test "$rc" -eq 0
+check "--version names the version" grep -qE "^shardplan [0-9]+\.[0-9]+\.[0-9]+ \(C ABI [0-9]+\)$" "$tmp/out"
+
+# Did you mean: a mistyped command, option or value.
+run chek "$ok_doc"
+check "a mistyped command is suggested" grep -q "unknown command 'chek'; did you mean 'check'?" "$tmp/err"
+run check --fromat json "$ok_doc"
+check "a mistyped option is suggested" grep -q "unknown option '--fromat'; did you mean '--format'?" "$tmp/err"
+run check --max-diagnostic=3 "$ok_doc"
+check "a mistyped option=value is suggested" grep -q "did you mean '--max-diagnostics'?" "$tmp/err"
+run check --format jsno "$ok_doc"
+check "a mistyped format is suggested" grep -q "unknown format 'jsno'; did you mean 'json'?" "$tmp/err"
+run check --zzzzzz "$ok_doc"
+check "nothing near: no suggestion" test "$(grep -c "did you mean" "$tmp/err")" -eq 0
+
+# Line and column of the declaration: the first diagnostic of the
+# shared-conflict case, located by hand with Python.
+run check --color never "$bad_doc"
+first_location=$(grep -m1 -- "-->" "$tmp/out")
+check "line:col is where the pointer's declaration starts" python3 - "$bad_doc" "$first_location" <<'PY'
+import json, re, sys
+doc, line = sys.argv[1], sys.argv[2]
+m = re.fullmatch(r"  --> (.*):(\d+):(\d+) at (/.*)", line)
+assert m and m.group(1) == doc, line
+text = open(doc, encoding="utf-8").read()
+tokens = [t.replace("~1", "/").replace("~0", "~") for t in m.group(4).split("/")[1:]]
+# Walk the document to the member, then find its key after the parent's start.
+value, pos = json.loads(text), 0
+for t in tokens:
+    key = json.dumps(t)
+    pos = text.index(key + ":", pos) if key + ":" in text[pos:] else text.index(key + " :", pos)
+lines = text[:pos].split("\n")
+assert (len(lines), len(lines[-1]) + 1) == (int(m.group(2)), int(m.group(3))), (line, len(lines), len(lines[-1]) + 1)
+PY
+run check - <"$bad_doc"
+check "standard input is located too" grep -qE "^  --> -:[0-9]+:[0-9]+ at /providers/" "$tmp/out"
+
+# A storm from one over-wide glob (fnmatch's '*' crosses dots): grouped,
+# capped, counted.
+"$gen_model" --kind deepseek --layers 5 --experts 64 --dense 1 |
+  sed 's/"layers\.\*\.mlp\.experts\.\[0-9\]"/"layers.*.mlp.experts.*"/' >"$tmp/storm.json"
+run check --format json --max-diagnostics 0 "$tmp/storm.json"
+total=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(len(r["diagnostics"]))' "$tmp/out")
+check "the storm has many diagnostics" test "$total" -gt 1000
+check "json: groups count every diagnostic and list each once" python3 - "$tmp/out" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+d, groups = r["diagnostics"], r["groups"]
+assert sum(g["count"] for g in groups) == len(d)
+listed = sorted(i for g in groups for i in g["listed"])
+assert listed == list(range(len(d)))
+for g in groups:
+    assert all(d[i]["code"] == g["code"] and d[i]["pointer"] == g["pointer"] for i in g["listed"])
+counts = {}
+for x in d:
+    counts[x["code"]] = counts.get(x["code"], 0) + 1
+assert r["counts"] == counts and list(r["counts"]) == list(dict.fromkeys(x["code"] for x in d))
+PY
+full_json="$tmp/storm-full.json"
+cp "$tmp/out" "$full_json"
+run check --format json --max-diagnostics 10 "$tmp/storm.json"
+check "json --max-diagnostics 10: ten listed, the same groups and counts" python3 - "$tmp/out" "$full_json" <<'PY'
+import json, sys
+r, full = (json.load(open(p)) for p in sys.argv[1:])
+assert len(r["diagnostics"]) == 10 and r["diagnostics"][0] == full["diagnostics"][0]
+assert [(g["code"], g["pointer"], g["count"]) for g in r["groups"]] == [(g["code"], g["pointer"], g["count"]) for g in full["groups"]]
+assert all(len(g["listed"]) <= 3 and all(i < 10 for i in g["listed"]) for g in r["groups"])
+assert r["counts"] == full["counts"]
+PY
+run check --color never "$tmp/storm.json"
+check "text: a storm exits 1" test "$rc" -eq 1
+check "text: at most 50 diagnostics by default" test "$(grep -c '^error\[' "$tmp/out")" -le 50
+check "text: each group once with the count of the rest" grep -qE "^  \.\.\. and [0-9]+ more at /providers/native/0/parallel \([0-9]+ overlapping-communication in all\)$" "$tmp/out"
+check "text: the first diagnostic is the reference's" grep -m1 -q "^error\[overlapping-communication\]: overlapping communication owners at 'layers.1.mlp.experts.0' and 'layers.1.mlp.experts.0.gate_proj'$" "$tmp/out"
+check "text: the summary counts every diagnostic, per code" grep -qE "^$tmp/storm.json: $total errors \([0-9]+ overlapping-communication, .*\)$" "$tmp/out"
+run check --color never --max-diagnostics 4 "$tmp/storm.json"
+check "text --max-diagnostics 4: four shown" test "$(grep -c '^error\[' "$tmp/out")" -eq 4
+check "text --max-diagnostics 4: the groups not shown are counted" grep -qE "^\.\.\. [0-9]+ more diagnostics in [0-9]+ groups not shown \(--max-diagnostics 0 shows every one\)$" "$tmp/out"
+run check --color never --max-diagnostics 0 "$tmp/storm.json"
+check "text --max-diagnostics 0: every one" test "$(grep -c '^error\[' "$tmp/out")" -eq "$total"
+
+# Color: --color always, never, and auto (not a terminal here, and NO_COLOR).
+run check --color always "$bad_doc"
+check "--color always paints" grep -q $'\x1b\[1;31merror\[shared-conflict\]' "$tmp/out"
+run check "$bad_doc"
+check "auto, not a terminal: no color" test "$(grep -c $'\x1b' "$tmp/out")" -eq 0
+if command -v script >/dev/null; then
+  script -qec "$cli check $bad_doc" /dev/null >"$tmp/tty.txt" 2>&1
+  check "auto, a terminal: color" grep -q $'\x1b\[1;31m' "$tmp/tty.txt"
+  NO_COLOR=1 script -qec "$cli check $bad_doc" /dev/null >"$tmp/tty.txt" 2>&1
+  check "auto, a terminal with NO_COLOR: none" test "$(grep -c $'\x1b\[' "$tmp/tty.txt")" -eq 0
+fi
 
 # plan: templates fill what no module owns; memory, collectives, the table.
 plan_doc=tests/cli/testdata/plan.json
@@ -124,6 +218,12 @@ check "check does not plan" test "$(grep -c '"plan"' "$tmp/out")" -eq 0
 sed 's/"tp": 4}/"tp": 8}/' "$plan_doc" >"$tmp/plan8.json"
 run plan "$tmp/plan8.json"
 check "kv heads under tp=8: empty shards are warned" grep -q "^warning\[empty-shard\]" "$tmp/out"
+check "warnings alone pass" test "$rc" -eq 0
+run plan --werror "$tmp/plan8.json"
+check "--werror: warnings fail (exit 1)" test "$rc" -eq 1
+check "--werror: the summary says why" grep -q "failed: warnings are errors (--werror)$" "$tmp/out"
+run plan --werror "$ok_doc"
+check "--werror: a clean document passes" test "$rc" -eq 0
 
 # The allocator (cli/mimalloc.cc): huge pages, whatever the documents' size,
 # and segments committed at once, unless the environment decides. Builds

@@ -363,7 +363,8 @@ TEST(EngineTest, ResultJsonIsByteStable) {
   const std::string a = ResultToJson(CheckDoc(doc)), b = ResultToJson(CheckDoc(doc));
   EXPECT_EQ(a, b);
   EXPECT_EQ(a,
-            R"J({"schema":"shardplan.result.v1","ok":true,"diagnostics":[],"owned":{"specs":{"embed":{"params":)J"
+            R"J({"schema":"shardplan.result.v1","ok":true,"diagnostics":[],"groups":[],"counts":{},)J"
+            R"J("owned":{"specs":{"embed":{"params":)J"
             R"J({"weight":{"tp":"S(0)"}},"in_src":{},"in_dst":{}},"head":{"params":{},"in_src":{},"in_dst":{}}},)J"
             R"J("parallel":{},"owned_names":["embed.weight","head.weight"],"expected":["e"],"required":)J"
             R"J({"embed":["e"],"head":[]},"aliases":[["embed.weight","head.weight"]]}})J");

@@ -1,6 +1,9 @@
 #include "core/diagnostics/sink.h"
 
+#include <algorithm>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -70,6 +73,116 @@ TEST(SinkTest, FormatsReprsAndListsAsPythonPrintsThem) {
             "module-owned layout \"it's\" omits parameters ['a', 'b\\n']");
   EXPECT_EQ(FormatMessage(Code::kUnusedTemplateRule, {"x.*", "colwise", "tp"}),
             "template rule 'x.*' (colwise on 'tp') matched no module or parameter");
+}
+
+// A group's identity: code and pointer (none, "" and "/a" all differ).
+struct Seen {
+  std::string code;
+  std::optional<std::string> pointer;
+  size_t count;
+  std::vector<size_t> listed;
+  bool operator==(const Seen&) const = default;
+};
+
+std::vector<Seen> SeenGroups(const std::vector<DiagnosticGroup>& groups) {
+  std::vector<Seen> seen;
+  for (const DiagnosticGroup& g : groups) seen.push_back({g.code, g.pointer, g.count, g.listed});
+  return seen;
+}
+
+// Reports a storm into `sink`: per i, a ports-missing at /a, an unknown-axis
+// at /b (both in group order of first occurrence: /a first), and for every
+// third i a ports-mismatch with no pointer or at the root "".
+void Storm(DiagnosticSink& sink, size_t from, size_t to) {
+  for (size_t i = from; i < to; ++i) {
+    sink.Report(Code::kPortsMissing, {.pointer = "/a"});
+    sink.Report(Code::kUnknownAxis, {.fqn = std::to_string(i), .pointer = "/b"}, std::to_string(i));
+    if (i % 3 == 0) sink.Report(Code::kPortsMismatch, {});
+    if (i % 3 == 1) sink.Report(Code::kPortsMismatch, {.pointer = ""});
+  }
+}
+
+TEST(SinkTest, GroupsAreCodeAndPointerInOrderOfFirstDiagnostic) {
+  DiagnosticSink sink;
+  Storm(sink, 0, 10);
+  std::vector<DiagnosticGroup> groups;
+  const std::vector<Diagnostic> all = sink.Take(groups);
+  ASSERT_EQ(all.size(), 27u);
+  // Diagnostics: i=0: a b m(none); i=1: a b m(""); i=2: a b; i=3: ...
+  const std::vector<Seen> want = {
+      {"ports-missing", "/a", 10, {0, 3, 6, 8, 11, 14, 16, 19, 22, 24}},
+      {"unknown-axis", "/b", 10, {1, 4, 7, 9, 12, 15, 17, 20, 23, 25}},
+      {"ports-mismatch", std::nullopt, 4, {2, 10, 18, 26}},
+      {"ports-mismatch", "", 3, {5, 13, 21}},
+  };
+  EXPECT_EQ(SeenGroups(groups), want);
+  for (const DiagnosticGroup& g : groups) {
+    for (size_t i : g.listed) {
+      EXPECT_EQ(all[i].code, g.code);
+      EXPECT_EQ(all[i].pointer, g.pointer);
+    }
+  }
+}
+
+// Capped, a sink keeps each group's first diagnostics and counts the rest,
+// also across chunks appended in order: the same as capping the full list.
+TEST(SinkTest, CappedKeepsTheFirstOfEachGroupAndCountsEveryOne) {
+  DiagnosticSink full;
+  Storm(full, 0, 100);
+  std::vector<DiagnosticGroup> full_groups;
+  const std::vector<Diagnostic> all = full.Take(full_groups);
+  for (size_t cap : {1, 2, 5}) {
+    for (size_t chunk : {1, 7, 100}) {
+      DiagnosticSink sink(Mode::kCheck, cap);
+      for (size_t from = 0; from < 100; from += chunk) {
+        DiagnosticSink part(Mode::kCheck, cap);
+        Storm(part, from, std::min<size_t>(100, from + chunk));
+        sink.Append(std::move(part));
+      }
+      std::vector<DiagnosticGroup> groups;
+      const std::vector<Diagnostic> kept = sink.Take(groups);
+      ASSERT_EQ(groups.size(), full_groups.size());
+      // The kept diagnostics: each group's first `cap`, in evaluation order.
+      std::vector<size_t> want_kept;
+      for (const DiagnosticGroup& g : full_groups) {
+        want_kept.insert(want_kept.end(), g.listed.begin(), g.listed.begin() + std::min(cap, g.listed.size()));
+      }
+      std::sort(want_kept.begin(), want_kept.end());
+      ASSERT_EQ(kept.size(), want_kept.size()) << "cap " << cap << " chunk " << chunk;
+      for (size_t k = 0; k < kept.size(); ++k) {
+        EXPECT_EQ(kept[k].message, all[want_kept[k]].message);
+        EXPECT_EQ(kept[k].pointer, all[want_kept[k]].pointer);
+      }
+      for (size_t g = 0; g < groups.size(); ++g) {
+        EXPECT_EQ(groups[g].code, full_groups[g].code);
+        EXPECT_EQ(groups[g].pointer, full_groups[g].pointer);
+        EXPECT_EQ(groups[g].count, full_groups[g].count);
+        ASSERT_EQ(groups[g].listed.size(), std::min(cap, full_groups[g].count));
+        for (size_t i : groups[g].listed) EXPECT_EQ(kept[i].code, groups[g].code);
+      }
+    }
+  }
+}
+
+TEST(SinkTest, CappedStillSeesErrorsAndMixesWithUncappedChunks) {
+  DiagnosticSink sink(Mode::kPlan, 1);
+  DiagnosticSink entry(Mode::kPlan);  // a plan entry's sink keeps every diagnostic
+  entry.Report(Code::kEmptyShard, {.pointer = "/p"}, "w", "dim 0 has size 1", "is split over ", "2 devices (tp=2)");
+  entry.Report(Code::kEmptyShard, {.pointer = "/p"}, "v", "dim 0 has size 1", "is split over ", "2 devices (tp=2)");
+  sink.Append(std::move(entry));
+  EXPECT_FALSE(sink.has_errors());
+  sink.Report(Code::kMultipleOwners, {.pointer = "/q"}, "a");
+  sink.Report(Code::kMultipleOwners, {.pointer = "/q"}, "b");
+  EXPECT_TRUE(sink.has_errors());
+  std::vector<DiagnosticGroup> groups;
+  const std::vector<Diagnostic> kept = sink.Take(groups);
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_EQ(kept[1].message, "multiple layout/communication owners for module 'a'");
+  const std::vector<Seen> want = {{"empty-shard", "/p", 2, {0}}, {"multiple-owners", "/q", 2, {1}}};
+  EXPECT_EQ(SeenGroups(groups), want);
+  // Taken, the sink is empty.
+  EXPECT_TRUE(sink.Take(groups).empty());
+  EXPECT_TRUE(groups.empty());
 }
 
 }  // namespace

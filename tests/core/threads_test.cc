@@ -91,6 +91,10 @@ std::vector<std::pair<std::string, std::string>> LargeDocuments() {
                     absl::StrReplaceAll(docs[2].second, {{R"J("ep":"R")J", R"J("zz":"R")J"}}));
   docs.emplace_back("deepseek, unknown parameter",
                     absl::StrReplaceAll(docs[2].second, {{R"("gate_proj.weight":{)", R"("gate_proj.weigh":{)"}}));
+  // A storm from one declaration: the experts' native pattern made to match
+  // their Linear children too (fnmatch's '*' crosses dots).
+  docs.emplace_back("deepseek, over-wide glob", absl::StrReplaceAll(docs[2].second, {{R"("layers.*.mlp.experts.[0-9]")",
+                                                                                     R"("layers.*.mlp.experts.*")"}}));
   return docs;
 }
 
@@ -113,6 +117,65 @@ TEST(ThreadsTest, FailingLargeDocumentsReportManyFindings) {
     EXPECT_FALSE(r->ok) << docs[i].first;
     EXPECT_GT(r->diagnostics.size(), 100u) << docs[i].first;
   }
+}
+
+// Listing only the first few diagnostics of each group
+// (instances_per_group) keeps exactly those of the full list, with every
+// group and its full count, on every thread count.
+TEST(ThreadsTest, CappedGroupsAgreeWithTheFullListOnEveryThreadCount) {
+  for (const auto& [name, text] : LargeDocuments()) {
+    for (bool plan : {false, true}) {
+      CheckOptions options;
+      options.threads = 1;
+      const absl::StatusOr<Result> full = plan ? Plan(text, options) : Check(text, options);
+      ASSERT_TRUE(full.ok()) << name;
+      for (size_t cap : {1, 3}) {
+        std::string first_json;
+        for (int threads : {1, 2, 4, 8}) {
+          options.threads = threads;
+          options.instances_per_group = cap;
+          const absl::StatusOr<Result> capped = plan ? Plan(text, options) : Check(text, options);
+          ASSERT_TRUE(capped.ok()) << name;
+          EXPECT_EQ(capped->ok, full->ok) << name;
+          ASSERT_EQ(capped->groups.size(), full->groups.size()) << name;
+          size_t kept = 0;
+          for (size_t g = 0; g < full->groups.size(); ++g) {
+            const DiagnosticGroup& want = full->groups[g];
+            const DiagnosticGroup& got = capped->groups[g];
+            EXPECT_EQ(got.code, want.code) << name;
+            EXPECT_EQ(got.pointer, want.pointer) << name;
+            EXPECT_EQ(got.count, want.count) << name;
+            ASSERT_EQ(got.listed.size(), std::min(cap, want.count)) << name;
+            for (size_t k = 0; k < got.listed.size(); ++k) {
+              EXPECT_EQ(capped->diagnostics[got.listed[k]].message, full->diagnostics[want.listed[k]].message)
+                  << name;
+            }
+            kept += got.listed.size();
+          }
+          EXPECT_EQ(capped->diagnostics.size(), kept) << name;
+          const std::string json = ResultToJson(*capped);
+          if (threads == 1) first_json = json;
+          EXPECT_TRUE(json == first_json) << name << " capped at " << cap << " differs on " << threads << " threads";
+        }
+      }
+    }
+  }
+}
+
+TEST(ThreadsTest, TheOverWideGlobIsOneStormOfFewGroups) {
+  const std::vector<std::pair<std::string, std::string>> docs = LargeDocuments();
+  const std::string& storm = docs.back().second;
+  CheckOptions options;
+  options.instances_per_group = 3;
+  const absl::StatusOr<Result> r = Check(storm, options);
+  ASSERT_TRUE(r.ok());
+  size_t total = 0;
+  for (const DiagnosticGroup& g : r->groups) total += g.count;
+  EXPECT_GT(total, 1000u);
+  EXPECT_LT(r->groups.size(), 20u);
+  EXPECT_LE(r->diagnostics.size(), 3 * r->groups.size());
+  ASSERT_FALSE(r->diagnostics.empty());
+  EXPECT_EQ(r->diagnostics[0].pointer, "/providers/native/0/parallel");
 }
 
 }  // namespace

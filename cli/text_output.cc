@@ -1,0 +1,197 @@
+#include "cli/text_output.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace shardplan::cli {
+namespace {
+
+// ANSI styles, or nothing without color.
+class Paint {
+ public:
+  explicit Paint(bool color) : color_(color) {}
+  std::string operator()(std::string_view style, std::string_view text) const {
+    return color_ ? absl::StrCat("\x1b[", style, "m", text, "\x1b[0m") : std::string(text);
+  }
+
+ private:
+  bool color_;
+};
+
+constexpr std::string_view kBold = "1", kBlue = "1;34";
+
+std::string_view SeverityStyle(Severity severity) {
+  switch (severity) {
+    case Severity::kError:
+      return "1;31";
+    case Severity::kWarning:
+      return "1;33";
+    case Severity::kInfo:
+      return "1;36";
+  }
+  return kBold;
+}
+
+// A pointer as the text names it.
+std::string_view Place(std::string_view pointer) { return pointer.empty() ? "the document's root" : pointer; }
+
+std::string Plural(size_t n, std::string_view one, std::string_view many) {
+  return absl::StrCat(n, " ", n == 1 ? one : many);
+}
+
+std::string Bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int u = 0;
+  while (b >= 1024 && u < 5) {
+    b /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.2f %s", b, units[u]);
+  return buf;
+}
+
+// Per-device memory (min / mean / max and a histogram over devices), the
+// collectives per axis, and the plan as a table.
+void PrintPlan(std::ostream& out, const PlanView& plan) {
+  if (const MemoryReport* memory = plan.memory()) {
+    const MemoryReport& m = *memory;
+    out << "memory per device (" << m.devices << (m.devices == 1 ? " device" : " devices")
+              << "): min " << Bytes(static_cast<double>(m.min_bytes)) << ", mean " << Bytes(m.mean_bytes)
+              << ", max " << Bytes(static_cast<double>(m.max_bytes)) << " (device " << m.max_device
+              << "); unsharded " << Bytes(static_cast<double>(m.unsharded_bytes)) << "\n";
+    if (m.per_device_bytes && m.max_bytes > m.min_bytes) {
+      constexpr int kBins = 8, kWidth = 40;
+      std::vector<uint64_t> bins(kBins, 0);
+      const double span = static_cast<double>(m.max_bytes - m.min_bytes);
+      for (uint64_t b : *m.per_device_bytes) {
+        const int bin = std::min(kBins - 1, static_cast<int>(static_cast<double>(b - m.min_bytes) / span * kBins));
+        ++bins[bin];
+      }
+      const uint64_t most = *std::max_element(bins.begin(), bins.end());
+      for (int i = 0; i < kBins; ++i) {
+        const double lo = static_cast<double>(m.min_bytes) + span * i / kBins;
+        char label[64];
+        std::snprintf(label, sizeof label, "  %12s .. ", Bytes(lo).c_str());
+        out << label << std::string(static_cast<size_t>(bins[i] * kWidth / most), '#') << " " << bins[i]
+                  << "\n";
+      }
+    }
+  } else {
+    out << "memory per device: not computed (more than " << kMaxMemoryDevices << " devices)\n";
+  }
+  const std::vector<CollectiveTotal> collectives = plan.collectives();
+  if (collectives.empty()) {
+    out << "collectives: none\n";
+  } else {
+    out << "collectives:";
+    for (const CollectiveTotal& c : collectives) {
+      out << " " << c.collective << "@" << c.axis << " x" << c.count;
+    }
+    out << "\n";
+  }
+  out << "plan:\n";
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const PlanEntry e = plan.entry(i);
+    const std::string fqn = e.fqn.empty() ? "(root)" : std::string(e.fqn);
+    const std::string provenance = absl::StrJoin(*e.provenance, ", ");
+    if (e.params.empty()) {
+      out << "  " << fqn << "  (no parameters)  [" << provenance << "]\n";
+      continue;
+    }
+    for (const PlannedParameter& p : e.params) {
+      std::string placements;
+      for (const auto& [axis, placement] : p.placements) {
+        absl::StrAppend(&placements, placements.empty() ? "" : " ", axis, "=", placement);
+      }
+      out << "  " << fqn << "  " << p.name << "  " << (placements.empty() ? "-" : placements) << "  ["
+                << provenance << "]\n";
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<size_t> ShownDiagnostics(const Result& result, const TextOptions& options) {
+  const bool capped = options.max_diagnostics != 0;
+  std::vector<size_t> shown;
+  for (const DiagnosticGroup& g : result.groups) {
+    const size_t take = capped ? std::min(g.listed.size(), kShownPerGroup) : g.listed.size();
+    for (size_t k = 0; k < take; ++k) {
+      if (capped && shown.size() == options.max_diagnostics) return shown;
+      shown.push_back(g.listed[k]);
+    }
+  }
+  return shown;
+}
+
+void PrintText(std::ostream& out, std::string_view path, const Result& result, const TextOptions& options,
+               const std::vector<std::optional<TextPosition>>& positions) {
+  const Paint paint(options.color);
+  const std::vector<size_t> shown = ShownDiagnostics(result, options);
+  size_t next = 0;  // into shown
+  size_t groups_left = 0, diagnostics_left = 0;
+  for (const DiagnosticGroup& g : result.groups) {
+    size_t printed = 0;
+    while (next < shown.size() && printed < g.listed.size() && shown[next] == g.listed[printed]) {
+      const Diagnostic& d = result.diagnostics[shown[next]];
+      const std::string_view style = SeverityStyle(d.severity);
+      out << paint(style, absl::StrCat(SeverityName(d.severity), "[", d.code, "]")) << ": " << paint(kBold, d.message)
+          << "\n"
+          << "  " << paint(kBlue, "-->") << " " << path;
+      if (const std::optional<TextPosition>& at = positions[next]) out << ":" << at->line << ":" << at->column;
+      if (d.pointer) out << " at " << Place(*d.pointer);
+      out << "\n";
+      ++printed;
+      ++next;
+    }
+    if (printed == 0) {
+      ++groups_left;
+      diagnostics_left += g.count;
+    } else if (g.count > printed) {
+      out << "  " << paint(kBlue, "...") << " and " << (g.count - printed) << " more";
+      if (g.pointer) out << " at " << Place(*g.pointer);
+      out << " (" << g.count << " " << g.code << " in all)\n";
+    }
+  }
+  if (groups_left > 0) {
+    out << paint(kBlue, "...") << " " << Plural(diagnostics_left, "more diagnostic", "more diagnostics") << " in "
+        << Plural(groups_left, "group", "groups") << " not shown (--max-diagnostics 0 shows every one)\n";
+  }
+
+  // The summary: errors and warnings, and per code.
+  size_t errors = 0, warnings = 0, total = 0;
+  for (const DiagnosticGroup& g : result.groups) {
+    errors += g.severity == Severity::kError ? g.count : 0;
+    warnings += g.severity == Severity::kWarning ? g.count : 0;
+    total += g.count;
+  }
+  out << path << ": ";
+  if (const std::optional<OwnershipCounts> counts = CountOwnership(result)) {
+    out << paint("1;32", "ok") << ": " << Plural(counts->owners, "owner", "owners") << ", "
+        << Plural(counts->owned_names, "owned parameter name", "owned parameter names") << ", "
+        << Plural(counts->aliases, "alias", "aliases");
+    if (warnings > 0) out << ", " << Plural(warnings, "warning", "warnings");
+  } else {
+    out << Plural(errors, "error", "errors");
+    if (warnings > 0) out << ", " << Plural(warnings, "warning", "warnings");
+  }
+  if (total > 1) {
+    out << " ("
+        << absl::StrJoin(CountByCode(result), ", ",
+                         [](std::string* s, const auto& c) { absl::StrAppend(s, c.second, " ", c.first); })
+        << ")";
+  }
+  if (options.werror && result.ok && warnings > 0) {
+    out << "; " << paint("1;31", "failed") << ": warnings are errors (--werror)";
+  }
+  out << "\n";
+  if (const std::optional<PlanView> plan = PlanOf(result)) PrintPlan(out, *plan);
+}
+
+}  // namespace shardplan::cli
