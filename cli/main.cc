@@ -25,6 +25,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "cli/sarif.h"
 #include "cli/text_output.h"
 #include "core/engine.h"
 #include "core/locate.h"
@@ -52,9 +53,11 @@ constexpr std::string_view kUsage =
     "  --format text       compiler-style diagnostics, grouped by cause, and a\n"
     "                      summary line (default)\n"
     "  --format json       the result object, one JSON object per line per document\n"
+    "  --format sarif      one SARIF 2.1.0 log for all documents, for code scanning\n"
     "  --max-diagnostics N show at most N diagnostics, at most 3 of each group (same\n"
     "                      code at the same declaration), the rest counted; 0 shows\n"
-    "                      every one (default: 50 for text, 0 for json)\n"
+    "                      every one (default: 50 for text, 1000 for sarif, 0 for\n"
+    "                      json)\n"
     "  --color WHEN        auto (default: when standard output is a terminal and\n"
     "                      NO_COLOR is not set), always or never\n"
     "  --werror            warnings fail the document (exit status 1)\n"
@@ -200,13 +203,12 @@ std::string Version() {
                       SP_ABI_VERSION, ")\n");
 }
 
-// Where the diagnostics the text shows point in the document: in `held`'s
-// text when the caller still holds it (standard input), else in the file
-// read again (not at all when no diagnostic shown has a pointer).
+// Where the diagnostics `shown` point in the document: in `held`'s text
+// when the caller still holds it (standard input), else in the file read
+// again (not at all when none of them has a pointer).
 std::vector<std::optional<shardplan::TextPosition>> Positions(const std::string& path, const Input& held,
                                                               const shardplan::Result& result,
-                                                              const shardplan::cli::TextOptions& text) {
-  const std::vector<size_t> shown = shardplan::cli::ShownDiagnostics(result, text);
+                                                              const std::vector<size_t>& shown) {
   std::vector<std::string_view> pointers;
   bool any = false;
   for (size_t i : shown) {
@@ -239,8 +241,8 @@ int Run(bool plan, const std::vector<std::string>& args) {
     if (OptionValue(args, i, "--format", value)) {
       if (value.empty()) return Usage("--format needs a value");
       format = value;
-      if (format != "text" && format != "json") {
-        return Usage(absl::StrCat("unknown format '", format, "'", DidYouMean(format, {"text", "json"})));
+      if (format != "text" && format != "json" && format != "sarif") {
+        return Usage(absl::StrCat("unknown format '", format, "'", DidYouMean(format, {"text", "json", "sarif"})));
       }
     } else if (OptionValue(args, i, "--max-diagnostics", value)) {
       size_t n = 0;
@@ -274,7 +276,7 @@ int Run(bool plan, const std::vector<std::string>& args) {
   if (docs.empty()) return Usage("no document given");
 
   shardplan::cli::TextOptions text;
-  text.max_diagnostics = max_diagnostics.value_or(format == "text" ? 50 : 0);
+  text.max_diagnostics = max_diagnostics.value_or(format == "text" ? 50 : format == "sarif" ? 1000 : 0);
   text.werror = werror;
   const char* no_color = std::getenv("NO_COLOR");
   text.color = color == "always" ||
@@ -283,6 +285,7 @@ int Run(bool plan, const std::vector<std::string>& args) {
   // counts the others without making them.
   if (text.max_diagnostics != 0) options.instances_per_group = shardplan::cli::kShownPerGroup;
 
+  shardplan::cli::SarifLog sarif(plan);
   int status = 0;
   for (const std::string& path : docs) {
     Input input;
@@ -294,8 +297,8 @@ int Run(bool plan, const std::vector<std::string>& args) {
       continue;
     }
     // The engine lets the text go once parsed; standard input, which cannot
-    // be read again, is kept for the text output's line numbers.
-    const bool keep = format == "text" && path == "-";
+    // be read again, is kept for the line numbers of text and SARIF.
+    const bool keep = format != "json" && path == "-";
     const std::function<void()> release = [&input, keep] {
       if (!keep) input.Release();
     };
@@ -310,7 +313,13 @@ int Run(bool plan, const std::vector<std::string>& args) {
       shardplan::WriteResultJson(*result, std::cout, text.max_diagnostics);
       std::cout << "\n";
     } else {
-      shardplan::cli::PrintText(std::cout, path, *result, text, Positions(path, input, *result, text));
+      const std::vector<size_t> shown = shardplan::cli::ShownDiagnostics(*result, text);
+      const std::vector<std::optional<shardplan::TextPosition>> at = Positions(path, input, *result, shown);
+      if (format == "sarif") {
+        sarif.Add(path, *result, shown, at);
+      } else {
+        shardplan::cli::PrintText(std::cout, path, *result, text, at);
+      }
     }
     const bool failed = !result->ok || (werror && std::any_of(result->groups.begin(), result->groups.end(),
                                                               [](const shardplan::DiagnosticGroup& g) {
@@ -319,6 +328,7 @@ int Run(bool plan, const std::vector<std::string>& args) {
     if (failed && status == 0) status = 1;
     if (&path == &docs.back()) kept_result = new shardplan::Result(*std::move(result));
   }
+  if (format == "sarif") sarif.Write(std::cout);
   std::cout.flush();
   return status;
 }

@@ -19,6 +19,7 @@
 #include "core/planning/memory.h"
 #include "core/planning/shapes.h"
 #include "core/text/utf8.h"
+#include "core/diagnostics/codes.h"
 
 namespace shardplan {
 
@@ -191,6 +192,35 @@ ParsedDocument Parse(std::string_view json, const Limits& limits) {
 }
 
 bool IsValidUtf8(std::string_view text) { return utf8::IsValid(text); }
+
+const std::vector<DiagnosticCode>& DiagnosticCodes() {
+  struct Table {
+    std::vector<std::string> messages;  // what the rows' messages view
+    std::vector<DiagnosticCode> rows;
+  };
+  static const Table* const table = [] {
+    auto* t = new Table;
+    t->messages.reserve(kCodeCount);  // the views stay valid
+    for (const CodeInfo& info : kCodes) {
+      // The format's "{N}", "{N!r}" and "{N!l}" as "…", quoted as the
+      // message quotes a name or a list.
+      std::string& message = t->messages.emplace_back();
+      for (size_t i = 0; i < info.format.size(); ++i) {
+        if (info.format[i] != '{') {
+          message += info.format[i];
+          continue;
+        }
+        const size_t close = info.format.find('}', i);
+        const std::string_view field = info.format.substr(i + 1, close - i - 1);
+        message += field.ends_with("!r") ? "'…'" : field.ends_with("!l") ? "['…']" : "…";
+        i = close;
+      }
+      t->rows.push_back({info.name, info.severity, info.check_severity, message, info.doc});
+    }
+    return t;
+  }();
+  return table->rows;
+}
 
 absl::StatusOr<Result> PlanParsed(const Document& document, int threads) {
   if (absl::Status s = ValidateThreads(threads); !s.ok()) return s;

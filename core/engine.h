@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/diagnostic.h"
@@ -63,6 +64,18 @@ struct ParsedDocument {
   std::optional<Diagnostic> error;           // then the single invalid-document diagnostic
 };
 ParsedDocument Parse(std::string_view json, const Limits& limits);
+
+// One row of the table of diagnostics (core/diagnostics/codes.h): what
+// tools that list rules (SARIF) need.
+struct DiagnosticCode {
+  std::string_view name;      // "unknown-module"
+  Severity severity;          // as Plan reports it
+  Severity check_severity;    // as Check reports it
+  std::string_view message;   // the message with its arguments as "…": "no module at '…'"
+  std::string_view doc;       // the docs/ file and anchor: "semantics.md#unknown-module"
+};
+// Every code the engine reports, in the table's order.
+const std::vector<DiagnosticCode>& DiagnosticCodes();
 
 // Whether `text` is well-formed UTF-8 (RFC 3629: no overlong form, no
 // surrogate, nothing past U+10FFFF, no sequence cut short; a NUL byte is

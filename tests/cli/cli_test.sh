@@ -191,6 +191,56 @@ check "text --max-diagnostics 4: the groups not shown are counted" grep -qE "^\.
 run check --color never --max-diagnostics 0 "$tmp/storm.json"
 check "text --max-diagnostics 0: every one" test "$(grep -c '^error\[' "$tmp/out")" -eq "$total"
 
+# SARIF 2.1.0: the fields code-scanning tools read (GitHub's upload-sarif:
+# version, runs[].tool.driver.name and rules, results' ruleId, ruleIndex,
+# level, message.text, locations' artifact URI and region), and the regions
+# agree with the text output's DOC:LINE:COL.
+cp "$bad_doc" "$tmp/with space.json"
+run check --format sarif "$bad_doc" "$tmp/storm.json" "$tmp/with space.json" "$ok_doc"
+check "sarif: exits as check does" test "$rc" -eq 1
+run check --color never "$bad_doc" "$tmp/storm.json" "$tmp/with space.json" "$ok_doc"
+cp "$tmp/out" "$tmp/text-out"
+run check --format sarif "$bad_doc" "$tmp/storm.json" "$tmp/with space.json" "$ok_doc"
+check "sarif: one log, every document, every rule" python3 - "$tmp/out" "$tmp/text-out" "$bad_doc" "$tmp" <<'PY'
+import json, re, sys, urllib.parse
+log = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read().splitlines()
+bad_doc, tmp = sys.argv[3], sys.argv[4]
+assert log["version"] == "2.1.0" and log["$schema"].endswith("sarif-2.1.0.json")
+assert len(log["runs"]) == 1
+run = log["runs"][0]
+driver = run["tool"]["driver"]
+assert driver["name"] == "shardplan" and re.fullmatch(r"\d+\.\d+\.\d+", driver["semanticVersion"])
+rules = driver["rules"]
+ids = [r["id"] for r in rules]
+assert len(ids) == len(set(ids)) >= 30 and "shared-conflict" in ids
+for r in rules:
+    assert r["shortDescription"]["text"] and "{" not in r.get("fullDescription", {}).get("text", "")
+    assert re.fullmatch(r"docs/(semantics|planning)\.md#" + re.escape(r["id"]), r["helpUri"]), r["helpUri"]
+    assert r["defaultConfiguration"]["level"] in ("error", "warning", "note")
+uris = [a["location"]["uri"] for a in run["artifacts"]]
+assert uris[0] == bad_doc and urllib.parse.unquote(uris[1]) == "file://" + tmp + "/storm.json", uris
+assert "%20" in uris[2] and " " not in uris[2], uris[2]
+assert len(uris) == 4
+# The text's locations, in order: DOC:LINE:COL at POINTER.
+located = [m.groups() for m in (re.fullmatch(r"  --> (.*):(\d+):(\d+) at (.*)", l) for l in text) if m]
+results = run["results"]
+assert len(results) == len(located) > 20, (len(results), len(located))
+for r, (doc, line, col, pointer) in zip(results, located):
+    assert ids[r["ruleIndex"]] == r["ruleId"] and r["level"] in ("error", "warning", "note")
+    assert r["message"]["text"]
+    loc = r["locations"][0]
+    art = loc["physicalLocation"]["artifactLocation"]
+    assert urllib.parse.unquote(art["uri"]).endswith(doc.lstrip(".")) and uris[art["index"]] == art["uri"]
+    region = loc["physicalLocation"]["region"]
+    assert (region["startLine"], region["startColumn"]) == (int(line), int(col))
+    assert loc["logicalLocations"][0]["fullyQualifiedName"] == pointer == r["properties"]["pointer"]
+    assert r["properties"]["groupCount"] >= 1
+PY
+run check --format sarif --max-diagnostics 2 "$tmp/storm.json"
+check "sarif: --max-diagnostics caps the results" python3 -c '
+import json, sys; assert len(json.load(open(sys.argv[1]))["runs"][0]["results"]) == 2' "$tmp/out"
+
 # Color: --color always, never, and auto (not a terminal here, and NO_COLOR).
 run check --color always "$bad_doc"
 check "--color always paints" grep -q $'\x1b\[1;31merror\[shared-conflict\]' "$tmp/out"

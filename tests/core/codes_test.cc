@@ -4,6 +4,7 @@
 // every code, source files that report it. (tests/golden holds a failing
 // document for each code.)
 #include "core/diagnostics/codes.h"
+#include "core/engine.h"
 
 #include <cctype>
 #include <fstream>
@@ -161,6 +162,24 @@ TEST(CodesTest, MessageFormatsAreWellFormed) {
     }
     for (int k = 0; k < static_cast<int>(used.size()); ++k) EXPECT_EQ(used.count(k), 1u) << info.name << ": {" << k << "}";
   }
+}
+
+// The public view of the table (SARIF's rules): every row, its fields, and
+// each message with its arguments as "…", quoted as the message quotes them.
+TEST(CodesTest, DiagnosticCodesIsTheTable) {
+  const std::vector<DiagnosticCode>& codes = DiagnosticCodes();
+  ASSERT_EQ(codes.size(), kCodeCount);
+  for (size_t i = 0; i < kCodeCount; ++i) {
+    EXPECT_EQ(codes[i].name, kCodes[i].name);
+    EXPECT_EQ(codes[i].severity, kCodes[i].severity);
+    EXPECT_EQ(codes[i].check_severity, kCodes[i].check_severity);
+    EXPECT_EQ(codes[i].doc, kCodes[i].doc);
+    EXPECT_EQ(codes[i].message.find('{'), std::string_view::npos) << codes[i].message;
+  }
+  EXPECT_EQ(codes[static_cast<size_t>(Code::kUnknownModule)].message, "no module at '…'");
+  EXPECT_EQ(codes[static_cast<size_t>(Code::kOmittedParameters)].message,
+            "module-owned layout '…' omits parameters ['…']");
+  EXPECT_EQ(codes[static_cast<size_t>(Code::kInvalidDocument)].message, "…");
 }
 
 TEST(CodesTest, OnlyShardDimOutOfRangeDependsOnTheMode) {
