@@ -29,6 +29,7 @@
 #include "cli/text_output.h"
 #include "core/engine.h"
 #include "core/locate.h"
+#include "core/suggest.h"
 #include "shardplan/shardplan.h"
 
 // The last document's result, kept until exit: the system reclaims its
@@ -162,37 +163,11 @@ bool OptionValue(const std::vector<std::string>& args, size_t& i, std::string_vi
   return false;
 }
 
-// The edit distance between `a` and `b`: insertions, deletions,
-// substitutions and swaps of two neighbours ("jsno" is one from "json"),
-// each one edit (optimal string alignment).
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    for (size_t j = 1; j <= b.size(); ++j) {
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
-  }
-  return d[a.size()][b.size()];
-}
-
-// "; did you mean 'X'?" for the known word nearest to `word` (within a
-// third of its length, at least 1, at most 3 edits), or "".
+// "; did you mean 'X'?" for the known word nearest to `word`, or "".
 std::string DidYouMean(std::string_view word, absl::Span<const std::string_view> known) {
-  std::string_view best;
-  size_t best_distance = std::clamp<size_t>(word.size() / 3, 1, 3) + 1;
-  for (std::string_view k : known) {
-    const size_t d = EditDistance(word, k);
-    if (d < best_distance) {
-      best = k;
-      best_distance = d;
-    }
-  }
-  return best.empty() ? "" : absl::StrCat("; did you mean '", best, "'?");
+  shardplan::NearestName near(word);
+  for (std::string_view k : known) near.Consider(k);
+  return near.best() ? absl::StrCat("; did you mean '", *near.best(), "'?") : "";
 }
 
 constexpr std::string_view kOptions[] = {

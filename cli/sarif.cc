@@ -155,7 +155,7 @@ void SarifLog::Write(std::ostream& out) const {
     w.Uint64(rule_index.at(d.code));
     Key(w, "level");
     String(w, Level(d.severity));
-    Text(w, "message", d.message);
+    Text(w, "message", d.help ? absl::StrCat(d.message, "\nhelp: ", *d.help) : d.message);
     Key(w, "locations");
     w.StartArray();
     w.StartObject();
@@ -198,6 +198,8 @@ void SarifLog::Write(std::ostream& out) const {
     Optional(w, d.fqn);
     Key(w, "parameter");
     Optional(w, d.parameter);
+    Key(w, "help");
+    Optional(w, d.help);
     Key(w, "groupCount");
     w.Uint64(f.group_count);
     w.EndObject();

@@ -147,6 +147,7 @@ void PrintText(std::ostream& out, std::string_view path, const Result& result, c
       if (const std::optional<TextPosition>& at = positions[next]) out << ":" << at->line << ":" << at->column;
       if (d.pointer) out << " at " << Place(*d.pointer);
       out << "\n";
+      if (d.help) out << "  " << paint(kBlue, "=") << " " << paint(kBold, "help") << ": " << *d.help << "\n";
       ++printed;
       ++next;
     }

@@ -20,6 +20,16 @@ enum class Severity { kError, kWarning, kInfo };
 // "error", "warning" or "info".
 std::string_view SeverityName(Severity severity);
 
+// One operation of an RFC 6902 JSON Patch on the document: "move" (from
+// -> path) or "replace" (path's value by `value`, JSON text).
+struct FixOperation {
+  std::string op;
+  std::string path;
+  std::optional<std::string> from;
+  std::optional<std::string> value;
+  friend bool operator==(const FixOperation&, const FixOperation&) = default;
+};
+
 struct Diagnostic {
   std::string code;
   Severity severity = Severity::kError;
@@ -27,6 +37,12 @@ struct Diagnostic {
   std::optional<std::string> fqn;
   std::optional<std::string> parameter;
   std::optional<std::string> pointer;
+  // What to change, where the engine knows ("did you mean 'tp'?").
+  std::optional<std::string> help;
+  // The change as a JSON Patch, where it is mechanical: applied to the
+  // document, it makes this finding go away without adding an error.
+  // Empty when there is none.
+  std::vector<FixOperation> fix;
 };
 
 // Diagnostics with one cause: the same code at the same declaration (the

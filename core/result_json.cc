@@ -109,6 +109,32 @@ void WriteDiagnostic(Json& w, const Diagnostic& d) {
   WriteOptional(w, d.parameter);
   Key(w, "pointer");
   WriteOptional(w, d.pointer);
+  // Only where known: results without them keep their bytes.
+  if (d.help) {
+    Key(w, "help");
+    String(w, *d.help);
+  }
+  if (!d.fix.empty()) {
+    Key(w, "fix");
+    w.StartArray();
+    for (const FixOperation& op : d.fix) {
+      w.StartObject();
+      Key(w, "op");
+      String(w, op.op);
+      if (op.from) {
+        Key(w, "from");
+        String(w, *op.from);
+      }
+      Key(w, "path");
+      String(w, op.path);
+      if (op.value) {
+        Key(w, "value");
+        w.RawValue(op.value->data(), op.value->size(), rapidjson::kStringType);
+      }
+      w.EndObject();
+    }
+    w.EndArray();
+  }
   w.EndObject();
 }
 

@@ -50,6 +50,8 @@ Diagnostic MakeDiagnostic(Code code, Mode mode, const Where& where, std::initial
   if (where.fqn) d.fqn = std::string(*where.fqn);
   if (where.parameter) d.parameter = std::string(*where.parameter);
   if (where.pointer) d.pointer = std::string(*where.pointer);
+  if (where.help) d.help = std::string(*where.help);
+  if (where.fix != nullptr) d.fix = *where.fix;
   return d;
 }
 

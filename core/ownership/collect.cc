@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/diagnostics/fixes.h"
 #include "core/exec/parallel.h"
+#include "core/model/nearest.h"
 #include "core/model/name_set.h"
 #include "core/ownership/native_match.h"
 #include "core/text/glob.h"
@@ -91,12 +93,32 @@ void Collector::ModelProviders() {
     ModuleTree::Resolver resolver(tree_);
     for (size_t i = begin; i < end; ++i) paths[i] = resolver.Resolve(doc_.Name(providers[i].fqn));
   });
+  // The providers' paths, sorted: a fix renames a provider only to a module
+  // no other provider names (made at the first unknown module).
+  std::vector<PathId> taken;
   for (size_t i = 0; i < providers.size(); ++i) {
     const FqnLayout& provider = providers[i];
     if (paths[i] == kNoPath) {
       dropped_ = true;
       const std::string_view fqn = doc_.Name(provider.fqn);
-      sink_.Report(Code::kUnknownModule, {.fqn = fqn, .pointer = doc_.PointerOf(provider.layout.origin)}, fqn);
+      const std::string pointer = doc_.PointerOf(provider.layout.origin);
+      const std::optional<std::string> nearest = NearestModule(tree_, 0, fqn);
+      std::optional<std::string> help;
+      std::vector<FixOperation> fix;
+      if (nearest) {
+        help = DidYouMean(*nearest);
+        if (taken.empty()) {
+          taken = paths;
+          std::sort(taken.begin(), taken.end());
+        }
+        // The member keyed by the FQN, in providers.sharding.
+        const bool keyed = pointer.ends_with(absl::StrCat("/", JsonPointerToken(fqn)));
+        if (keyed && !std::binary_search(taken.begin(), taken.end(), tree_.Resolve(*nearest))) {
+          fix.push_back(RenameMember(pointer, *nearest));
+        }
+      }
+      sink_.Report(Code::kUnknownModule,
+                   {.fqn = fqn, .pointer = pointer, .help = help, .fix = fix.empty() ? nullptr : &fix}, fqn);
       continue;
     }
     // A model provider's parallel spec is its module's own.

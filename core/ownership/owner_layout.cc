@@ -2,14 +2,38 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/diagnostics/fixes.h"
 #include "core/diagnostics/sink.h"
 #include "core/model/name_set.h"
 #include "core/text/json_pointer.h"
+#include "core/text/pyrepr.h"
+#include "core/text/suggest.h"
 
 namespace shardplan {
+namespace {
+
+// Help for an axis the mesh does not have: the nearest mesh axis (`nearest`,
+// when one is near) and the mesh's axes.
+std::string UnknownAxisHelp(const Document& doc, const std::optional<std::string_view>& nearest) {
+  std::string axes;
+  for (const MeshAxis& m : doc.mesh) absl::StrAppend(&axes, axes.empty() ? "" : ", ", PyRepr(doc.Name(m.name)));
+  const std::string mesh = doc.mesh.empty() ? "the mesh has no axis" : absl::StrCat("the mesh's axes are ", axes);
+  return nearest ? absl::StrCat(DidYouMean(*nearest), " (", mesh, ")") : mesh;
+}
+
+std::optional<std::string_view> NearestMeshAxis(const Document& doc, NameId axis) {
+  NearestName near(doc.Name(axis));
+  for (const MeshAxis& m : doc.mesh) near.Consider(doc.Name(m.name));
+  return near.best();
+}
+
+}  // namespace
 
 void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, DiagnosticSink& sink) {
   const Document& doc = tree.doc();
@@ -66,11 +90,37 @@ void CheckPlacements(const ModuleTree& tree, PathId path, const Layout& layout, 
     for (const PlacementEntry& e : **map) {
       for (const AxisPlacement& a : e.placements) {
         if (doc.IsMeshAxis(a.axis) || !reported.Insert(a.axis)) continue;
-        const std::string pointer = absl::StrCat(doc.PointerOf(layout.origin), "/", key, "/",
-                                                 JsonPointerToken(doc.Name(e.name)), "/", JsonPointerToken(doc.Name(a.axis)));
+        auto pointer_of = [&](std::string_view map, NameId entry, std::string_view axis) {
+          return absl::StrCat(doc.PointerOf(layout.origin), "/", map, "/", JsonPointerToken(doc.Name(entry)), "/",
+                              JsonPointerToken(axis));
+        };
+        const std::string pointer = pointer_of(key, e.name, doc.Name(a.axis));
         const std::optional<std::string> parameter =
             key == "params" ? std::optional(FullName(fqn, doc.Name(e.name))) : std::nullopt;
-        sink.Report(Code::kUnknownAxis, {.fqn = fqn, .parameter = parameter, .pointer = pointer}, doc.Name(a.axis));
+        const std::optional<std::string_view> nearest = NearestMeshAxis(doc, a.axis);
+        const std::string help = UnknownAxisHelp(doc, nearest);
+        // The fix renames the axis in every entry of the layout that places
+        // on it, unless one of them places on the nearest axis too.
+        std::vector<FixOperation> fix;
+        bool clash = false;
+        for (const auto& [other_key, other_map] : maps) {
+          if (!nearest || !*other_map) continue;
+          for (const PlacementEntry& o : **other_map) {
+            bool has_axis = false, has_nearest = false;
+            for (const AxisPlacement& p : o.placements) {
+              has_axis = has_axis || p.axis == a.axis;
+              has_nearest = has_nearest || doc.Name(p.axis) == *nearest;
+            }
+            if (!has_axis) continue;
+            clash = clash || has_nearest;
+            fix.push_back(RenameMember(pointer_of(other_key, o.name, doc.Name(a.axis)), *nearest));
+          }
+        }
+        if (clash) fix.clear();
+        sink.Report(Code::kUnknownAxis,
+                    {.fqn = fqn, .parameter = parameter, .pointer = pointer, .help = help,
+                     .fix = fix.empty() ? nullptr : &fix},
+                    doc.Name(a.axis));
       }
     }
   }
@@ -92,8 +142,17 @@ void CheckParallelAxes(const ModuleTree& tree, PathId path, const ParallelSpec& 
   for (size_t i = 0; i < parallel.axes.size(); ++i) {
     const NameId axis = parallel.axes[i];
     if (doc.IsMeshAxis(axis) || !reported.Insert(axis)) continue;
+    const std::string pointer = absl::StrCat(doc.PointerOf(parallel.origin), "/axes/", i);
+    const std::optional<std::string_view> nearest = NearestMeshAxis(doc, axis);
+    const std::string help = UnknownAxisHelp(doc, nearest);
+    // Replacing the name, unless the spec names the nearest axis already.
+    std::vector<FixOperation> fix;
+    if (nearest && std::none_of(parallel.axes.begin(), parallel.axes.end(),
+                                [&](NameId other) { return doc.Name(other) == *nearest; })) {
+      fix.push_back(ReplaceWithString(pointer, *nearest));
+    }
     sink.Report(Code::kParallelUnknownAxis,
-                {.fqn = tree.fqn(path), .pointer = absl::StrCat(doc.PointerOf(parallel.origin), "/axes/", i)},
+                {.fqn = tree.fqn(path), .pointer = pointer, .help = help, .fix = fix.empty() ? nullptr : &fix},
                 doc.Name(axis));
   }
 }

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "core/diagnostics/fixes.h"
+#include "core/model/nearest.h"
 #include "core/text/json_pointer.h"
 
 namespace shardplan {
@@ -22,10 +24,26 @@ void ReportParameter(const ModuleTree& tree, const Owner& owner, const Placement
   const Document& doc = tree.doc();
   const std::string_view fqn = tree.fqn(owner.path), local = doc.Name(entry.name);
   const std::string full = FullName(fqn, local);
+  const std::string pointer = absl::StrCat(doc.PointerOf(owner.layout->origin), "/params/", JsonPointerToken(local));
+  // An unknown parameter: the nearest that exists under the owner, renamed
+  // to unless the layout declares that one too. Not for a native request's
+  // layout: it serves every module its patterns match, each with parameters
+  // of its own, and a pattern matching a module it should not is the likelier
+  // mistake.
+  std::optional<std::string> help;
+  std::vector<FixOperation> fix;
+  if (code == Code::kUnknownParameter && KindOf(owner, tree) != OwnerKind::kNative) {
+    if (const std::optional<std::string> nearest = NearestParameter(tree, owner.path, local)) {
+      help = DidYouMean(FullName(fqn, *nearest));
+      const PlacementMap& params = *owner.layout->params();
+      if (std::none_of(params.begin(), params.end(),
+                       [&](const PlacementEntry& e) { return doc.Name(e.name) == *nearest; })) {
+        fix.push_back(RenameMember(pointer, *nearest));
+      }
+    }
+  }
   sink.Report(code,
-              {.fqn = fqn,
-               .parameter = full,
-               .pointer = absl::StrCat(doc.PointerOf(owner.layout->origin), "/params/", JsonPointerToken(local))},
+              {.fqn = fqn, .parameter = full, .pointer = pointer, .help = help, .fix = fix.empty() ? nullptr : &fix},
               full);
 }
 

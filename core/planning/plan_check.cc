@@ -1,6 +1,7 @@
 #include "core/planning/plan_check.h"
 
 #include "core/exec/scan_then_apply.h"
+#include "core/model/nearest.h"
 #include "core/planning/plan_entry.h"
 
 namespace shardplan {
@@ -8,7 +9,8 @@ namespace shardplan {
 void ReportUnknownModules(const ModuleTree& tree, const std::vector<FqnLayout>& plan, DiagnosticSink& sink) {
   ModuleTree::Resolver resolver(tree);
   for (const FqnLayout& entry : plan) {
-    if (resolver.Resolve(tree.doc().Name(entry.fqn)) == kNoPath) ReportUnknownModule(tree.doc(), entry, sink);
+    const std::string_view fqn = tree.doc().Name(entry.fqn);
+    if (resolver.Resolve(fqn) == kNoPath) ReportUnknownModule(tree.doc(), entry, NearestModule(tree, 0, fqn), sink);
   }
 }
 

@@ -4,6 +4,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "core/diagnostics/fixes.h"
+#include "core/model/nearest.h"
 #include "core/ownership/owner_layout.h"
 #include "core/text/json_pointer.h"
 
@@ -42,7 +44,10 @@ void CheckPlanEntry(const ModuleTree& tree, ModuleTree::Resolver& resolver, cons
                     const FqnLayout& entry, PlanEntryCheck& check) {
   const Document& doc = tree.doc();
   check.path = resolver.Resolve(doc.Name(entry.fqn));
-  if (check.path == kNoPath) return;
+  if (check.path == kNoPath) {
+    check.nearest = NearestModule(tree, 0, doc.Name(entry.fqn));
+    return;
+  }
   const PlacementMap& params = *entry.layout.params();
   for (const PlacementEntry& p : params) {
     const ModuleTree::ParamRef ref = resolver.ResolveParameter(check.path, p.name);
@@ -66,15 +71,17 @@ void CheckPlanEntry(const ModuleTree& tree, ModuleTree::Resolver& resolver, cons
   }
 }
 
-void ReportUnknownModule(const Document& doc, const FqnLayout& entry, DiagnosticSink& sink) {
+void ReportUnknownModule(const Document& doc, const FqnLayout& entry, const std::optional<std::string>& nearest,
+                         DiagnosticSink& sink) {
   const std::string_view fqn = doc.Name(entry.fqn);
-  sink.Report(Code::kUnknownModule, {.fqn = fqn, .pointer = doc.PointerOf(entry.layout.origin)}, fqn);
+  const std::optional<std::string> help = nearest ? std::optional(DidYouMean(*nearest)) : std::nullopt;
+  sink.Report(Code::kUnknownModule, {.fqn = fqn, .pointer = doc.PointerOf(entry.layout.origin), .help = help}, fqn);
 }
 
 void SettlePlanEntry(const Document& doc, const FqnLayout& entry, PlanEntryCheck& check, const Claims& claims,
                      PlanDeclarations& declared, DiagnosticSink& sink) {
   if (check.path == kNoPath) {
-    ReportUnknownModule(doc, entry, sink);
+    ReportUnknownModule(doc, entry, check.nearest, sink);
     return;
   }
   const std::string_view fqn = doc.Name(entry.fqn);

@@ -13,6 +13,8 @@
 #ifndef SHARDPLAN_CORE_PLANNING_PLAN_ENTRY_H_
 #define SHARDPLAN_CORE_PLANNING_PLAN_ENTRY_H_
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "core/diagnostics/sink.h"
@@ -26,6 +28,7 @@ namespace shardplan {
 // What CheckPlanEntry learns about one entry.
 struct PlanEntryCheck {
   PathId path = kNoPath;  // kNoPath: the FQN names no module
+  std::optional<std::string> nearest;  // then the nearest module's FQN, if one is near
   // Per entry of the layout's params: the parameter it names (kNoParam:
   // none).
   SmallVector<ParamId> params;
@@ -35,6 +38,7 @@ struct PlanEntryCheck {
   // As a fresh PlanEntryCheck, keeping the storage (ScanThenApply).
   void Clear() {
     path = kNoPath;
+    nearest.reset();
     params.clear();
     removed_ownership = false;
     found.Clear();
@@ -57,8 +61,12 @@ struct PlanDeclarations {
 void SettlePlanEntry(const Document& doc, const FqnLayout& entry, PlanEntryCheck& check, const Claims& claims,
                      PlanDeclarations& declared, DiagnosticSink& sink);
 
-// unknown-module for an entry whose FQN names no module.
-void ReportUnknownModule(const Document& doc, const FqnLayout& entry, DiagnosticSink& sink);
+// unknown-module for an entry whose FQN names no module, with "did you
+// mean" the `nearest` module's FQN (NearestModule) when there is one. No
+// fix: the nearest module most often has an entry of its own, which a
+// rename would replace.
+void ReportUnknownModule(const Document& doc, const FqnLayout& entry, const std::optional<std::string>& nearest,
+                         DiagnosticSink& sink);
 
 }  // namespace shardplan
 

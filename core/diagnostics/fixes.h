@@ -1,0 +1,25 @@
+// The help and fixes checkers attach to diagnostics (Where::help,
+// Where::fix), spelled once.
+#ifndef SHARDPLAN_CORE_DIAGNOSTICS_FIXES_H_
+#define SHARDPLAN_CORE_DIAGNOSTICS_FIXES_H_
+
+#include <string>
+#include <string_view>
+
+#include "core/diagnostic.h"
+
+namespace shardplan {
+
+// "did you mean 'NAME'?" (NAME as Python's repr quotes it, as messages do).
+std::string DidYouMean(std::string_view name);
+
+// The JSON Patch operation that renames the object member at `pointer` to
+// `key`: a move to the pointer with its last token replaced.
+FixOperation RenameMember(std::string_view pointer, std::string_view key);
+
+// The operation that replaces the value at `pointer` by the string `text`.
+FixOperation ReplaceWithString(std::string_view pointer, std::string_view text);
+
+}  // namespace shardplan
+
+#endif  // SHARDPLAN_CORE_DIAGNOSTICS_FIXES_H_

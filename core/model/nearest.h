@@ -1,0 +1,28 @@
+// Did you mean, for names the module tree resolves: the module path or
+// parameter name nearest to one that names nothing, segment by segment.
+//
+//   NearestModule(tree, 0, "layers.0.mlpp") == "layers.0.mlp"
+#ifndef SHARDPLAN_CORE_MODEL_NEAREST_H_
+#define SHARDPLAN_CORE_MODEL_NEAREST_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/model/module_tree.h"
+
+namespace shardplan {
+
+// The name, relative to path `from`, of an existing module whose path is
+// nearest to `relative` (dot-separated child names): each segment that
+// names no child is replaced by the nearest child name (NearestName). nullopt
+// when `relative` names a module, or some segment has no child near enough.
+std::optional<std::string> NearestModule(const ModuleTree& tree, PathId from, std::string_view relative);
+
+// The same for a parameter named `local` relative to `from` (child names,
+// then a parameter slot's name), as named_parameters names it.
+std::optional<std::string> NearestParameter(const ModuleTree& tree, PathId from, std::string_view local);
+
+}  // namespace shardplan
+
+#endif  // SHARDPLAN_CORE_MODEL_NEAREST_H_

@@ -1,0 +1,168 @@
+// Fix-its (Diagnostic::help and Diagnostic::fix) on the golden and
+// conformance documents: every fix, applied alone as the RFC 6902 JSON Patch
+// it is, removes the finding it fixes and adds no error; the help of each
+// golden case of a code with fix-its says what its twin (.pass.json) does.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "core/diagnostics/codes.h"
+#include "core/engine.h"
+#include "gtest/gtest.h"
+#include "rapidjson/document.h"
+#include "rapidjson/pointer.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+
+namespace shardplan {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// `text` with the JSON Patch `fix` applied ("move" and "replace", the ops
+// fixes use); "" when an operation does not apply.
+std::string Apply(const std::string& text, const std::vector<FixOperation>& fix) {
+  rapidjson::Document doc;
+  doc.Parse(text.c_str(), text.size());
+  if (doc.HasParseError()) return "";
+  auto& alloc = doc.GetAllocator();
+  for (const FixOperation& op : fix) {
+    const rapidjson::Pointer path(op.path.c_str(), op.path.size());
+    if (!path.IsValid()) return "";
+    rapidjson::Value value;
+    if (op.op == "move" && op.from) {
+      const rapidjson::Pointer from(op.from->c_str(), op.from->size());
+      const rapidjson::Value* moved = from.IsValid() ? from.Get(doc) : nullptr;
+      if (moved == nullptr) return "";
+      value.CopyFrom(*moved, alloc);
+      from.Erase(doc);
+    } else if (op.op == "replace" && op.value) {
+      if (path.Get(doc) == nullptr) return "";
+      rapidjson::Document parsed(&alloc);
+      parsed.Parse(op.value->c_str(), op.value->size());
+      if (parsed.HasParseError()) return "";
+      value.CopyFrom(parsed, alloc);
+    } else {
+      return "";
+    }
+    path.Set(doc, value, alloc);
+  }
+  rapidjson::StringBuffer out;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(out);
+  doc.Accept(writer);
+  return std::string(out.GetString(), out.GetSize());
+}
+
+// Whether `text` runs as `plan`: golden cases named after a planning code.
+bool Planned(const fs::path& path) {
+  const std::string name = path.filename().string();
+  for (const CodeInfo& info : kCodes) {
+    if (info.stage == Stage::kPlanning && absl::StartsWith(name, absl::StrCat(info.name, "."))) return true;
+  }
+  return false;
+}
+
+Result CheckOrPlan(const std::string& text, bool plan) {
+  absl::StatusOr<Result> r = plan ? Plan(text, {}) : Check(text, {});
+  EXPECT_TRUE(r.ok());
+  return r.ok() ? *std::move(r) : Result{};
+}
+
+using Finding = std::tuple<std::string, std::string, std::optional<std::string>>;  // code, message, pointer
+
+Finding FindingOf(const Diagnostic& d) { return {d.code, d.message, d.pointer}; }
+
+std::vector<fs::path> Documents() {
+  std::vector<fs::path> paths;
+  for (const char* folder : {"tests/golden/cases", "tests/conformance/cases"}) {
+    for (const fs::directory_entry& e : fs::directory_iterator(folder)) {
+      if (e.path().extension() == ".json") paths.push_back(e.path());
+    }
+  }
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+TEST(FixTest, EveryFixRemovesItsFindingAndAddsNoError) {
+  std::map<std::string, size_t> fixed;  // per code
+  for (const fs::path& path : Documents()) {
+    const std::string text = ReadFile(path);
+    const bool plan = Planned(path);
+    const Result before = CheckOrPlan(text, plan);
+    std::set<std::pair<std::string, std::string>> errors;
+    for (const Diagnostic& d : before.diagnostics) {
+      if (d.severity == Severity::kError) errors.insert({d.code, d.message});
+    }
+    for (const Diagnostic& d : before.diagnostics) {
+      if (d.fix.empty()) continue;
+      const std::string patched = Apply(text, d.fix);
+      ASSERT_FALSE(patched.empty()) << path << ": the fix of " << d.message << " does not apply";
+      const Result after = CheckOrPlan(patched, plan);
+      for (const Diagnostic& a : after.diagnostics) {
+        EXPECT_NE(FindingOf(a), FindingOf(d)) << path << ": still there after its fix";
+        if (a.severity == Severity::kError) {
+          EXPECT_TRUE(errors.count({a.code, a.message})) << path << ": the fix of '" << d.message
+                                                          << "' adds " << a.code << ": " << a.message;
+        }
+      }
+      ++fixed[d.code];
+    }
+  }
+  // Not vacuous: the codes with mechanical fixes have golden cases.
+  for (const char* code : {"unknown-module", "unknown-axis", "unknown-parameter", "parallel-unknown-axis"}) {
+    EXPECT_GT(fixed[code], 0u) << code;
+  }
+}
+
+// The golden cases of the codes with fix-its: each one's help, and whether
+// its fix alone makes the document pass as its twin (.pass.json) does. The
+// `.typo` cases misspell a name; the others name what is not there at all.
+TEST(FixTest, GoldenCasesHelpAndFixAsTheirTwinsDo) {
+  struct Want {
+    const char* stem;
+    std::optional<std::string> help;
+    bool fixed;  // the first diagnostic has a fix, and it makes the document pass
+  };
+  const Want wants[] = {
+      {"unknown-module", "did you mean 'proj'?", true},
+      {"unknown-module.typo", "did you mean 'proj'?", true},
+      {"unknown-module.plan", std::nullopt, false},
+      {"unknown-axis", "the mesh's axes are 'dp', 'tp'", false},
+      {"unknown-axis.typo", "did you mean 'dp'? (the mesh's axes are 'dp', 'tp')", true},
+      // The spec names 'tp' already: renaming 'sp' would repeat it.
+      {"parallel-unknown-axis", "did you mean 'tp'? (the mesh's axes are 'tp')", false},
+      {"parallel-unknown-axis.typo", "did you mean 'tp'? (the mesh's axes are 'tp')", true},
+      {"unknown-parameter", std::nullopt, false},
+      {"unknown-parameter.typo", "did you mean 'proj.weight'?", true},
+  };
+  for (const Want& want : wants) {
+    const fs::path path = fs::path("tests/golden/cases") / absl::StrCat(want.stem, ".fail.json");
+    const std::string text = ReadFile(path);
+    const bool plan = Planned(path);
+    const Result before = CheckOrPlan(text, plan);
+    ASSERT_FALSE(before.diagnostics.empty()) << path;
+    const Diagnostic& d = before.diagnostics[0];
+    EXPECT_EQ(d.help, want.help) << path;
+    EXPECT_EQ(!d.fix.empty(), want.fixed) << path;
+    if (want.fixed) EXPECT_TRUE(CheckOrPlan(Apply(text, d.fix), plan).ok) << path;
+  }
+}
+
+}  // namespace
+}  // namespace shardplan
