@@ -82,6 +82,9 @@ bool Parser::ParseLayout(const Value& v, bool in_plan, Origin origin, Layout& ou
   for (int k = kParams; k <= kOutDst; ++k) {
     if (f[k] == nullptr || f[k]->IsNull()) {
       if (in_plan && k == kParams) {
+        // At the null value, or at the layout when there is no params to
+        // point at (a pointer names what is in the document).
+        if (f[k] == nullptr) return Fail("a plan layout must give params as an object");
         At at(*this, kKeys[k]);
         return Fail("a plan layout must give params as an object");
       }
