@@ -137,29 +137,54 @@ if [[ ${#MISSING[@]} -gt 0 ]]; then
   did "installed packages: ${MISSING[*]}"
 fi
 
+# Debian source packages, unpacked into git-ignored folders.
+#
+# fetch_debian_source PACKAGE SPEC PARENT [DPKG-SOURCE OPTION...]: downloads
+# SPEC (PACKAGE or PACKAGE=VERSION) from the deb-src archives into a fresh
+# folder under PARENT (WORK, removed on exit until install_unpacked) and
+# unpacks it there as WORK/unpacked; DSC is its .dsc.
+fetch_debian_source() {
+  local package=$1 spec=$2 parent=$3 out
+  shift 3
+  if ! apt-cache showsrc "${spec}" 2>/dev/null | grep -q "^Package: ${package}"; then
+    APT_UPDATED=0
+    apt_update_once
+  fi
+  mkdir -p "${parent}"
+  WORK="$(mktemp -d "${parent}/.fetch.XXXXXX")"
+  trap 'rm -rf "${WORK}"' EXIT
+  chmod 755 "${WORK}"
+  log "downloading Debian source package ${spec}"
+  (cd "${WORK}" && apt-get source -qq --download-only "${spec}" 2>&1 | grep -v 'unsandboxed' || true)
+  DSC="$(ls "${WORK}/${package}"_*.dsc 2>/dev/null | head -n1 || true)"
+  [[ -n ${DSC} ]] || { echo "[setup] ERROR: apt-get source ${package} failed" >&2; exit 1; }
+  # (dpkg-source's "gpgv: Can't check signature" is expected without
+  #  debian-keyring; apt already verified the checksums via signed Sources.)
+  if ! out="$(cd "${WORK}" && dpkg-source -x "$@" "${DSC}" unpacked 2>&1)"; then
+    echo "${out}" >&2; exit 1
+  fi
+}
+
+# install_unpacked DEST: WORK/unpacked becomes DEST (replacing it), owned by
+# the user who ran sudo.
+install_unpacked() {
+  local dest=$1
+  rm -rf "${dest}"
+  mv "${WORK}/unpacked" "${dest}"
+  rm -rf "${WORK}"
+  trap - EXIT
+  if [[ -n ${SUDO_UID:-} && -n ${SUDO_GID:-} ]]; then
+    chown -R "${SUDO_UID}:${SUDO_GID}" "$(dirname "${dest}")"
+  fi
+}
+
 # --- 3. abseil source ----------------------------------------------------------
 if [[ -f ${ABSL_STAMP} && -f ${ABSL_DIR}/WORKSPACE && -d ${ABSL_DIR}/absl ]]; then
   log "abseil source present: ${ABSL_DIR} ($(cat "${ABSL_STAMP}"))"
 else
-  if ! apt-cache showsrc abseil 2>/dev/null | grep -q '^Package: abseil'; then
-    APT_UPDATED=0
-    apt_update_once
-  fi
-  mkdir -p "${ABSL_PARENT}"
-  WORK="$(mktemp -d "${ABSL_PARENT}/.fetch.XXXXXX")"
-  trap 'rm -rf "${WORK}"' EXIT
-  chmod 755 "${WORK}"
   SPEC="abseil"
   [[ -n ${ABSL_DEB_VERSION} ]] && SPEC="abseil=${ABSL_DEB_VERSION}"
-  log "downloading Debian source package ${SPEC}"
-  (cd "${WORK}" && apt-get source -qq --download-only "${SPEC}" 2>&1 | grep -v 'unsandboxed' || true)
-  DSC="$(ls "${WORK}"/abseil_*.dsc 2>/dev/null | head -n1 || true)"
-  [[ -n ${DSC} ]] || { echo "[setup] ERROR: apt-get source abseil failed" >&2; exit 1; }
-  # (dpkg-source's "gpgv: Can't check signature" is expected without
-  #  debian-keyring; apt already verified the checksums via signed Sources.)
-  if ! OUT="$(cd "${WORK}" && dpkg-source -x --skip-patches "${DSC}" unpacked 2>&1)"; then
-    echo "${OUT}" >&2; exit 1
-  fi
+  fetch_debian_source abseil "${SPEC}" "${ABSL_PARENT}" --skip-patches
   # Apply Debian's patches (bug/CVE fixes) except the ABI/config ones.
   if [[ -f ${WORK}/unpacked/debian/patches/series ]]; then
     while read -r patchname _; do
@@ -175,13 +200,7 @@ else
   VERSION="$(basename "${DSC}" .dsc)"
   echo "${VERSION#abseil_} (Debian source; patches skipped: ${ABSL_SKIP_PATCHES})" \
     > "${WORK}/unpacked/.shardplan-abseil-version"
-  rm -rf "${ABSL_DIR}"
-  mv "${WORK}/unpacked" "${ABSL_DIR}"
-  rm -rf "${WORK}"
-  trap - EXIT
-  if [[ -n ${SUDO_UID:-} && -n ${SUDO_GID:-} ]]; then
-    chown -R "${SUDO_UID}:${SUDO_GID}" "${ABSL_PARENT}"
-  fi
+  install_unpacked "${ABSL_DIR}"
   did "unpacked abseil ${VERSION#abseil_} into ${ABSL_DIR}"
 fi
 
@@ -194,29 +213,9 @@ if [[ -f ${TBB_DIR}/BUILD.bazel && -f ${TBB_DIR}/.shardplan-onetbb-version ]]; t
   log "oneTBB source present: ${TBB_DIR} ($(cat "${TBB_DIR}/.shardplan-onetbb-version"))"
 else
   TBB_VERSION="$(dpkg-query -W -f='${Version}' libtbb-dev)"
-  if ! apt-cache showsrc "onetbb=${TBB_VERSION}" 2>/dev/null | grep -q '^Package: onetbb'; then
-    APT_UPDATED=0
-    apt_update_once
-  fi
-  mkdir -p "${TBB_DIR%/src}"
-  WORK="$(mktemp -d "${TBB_DIR%/src}/.fetch.XXXXXX")"
-  trap 'rm -rf "${WORK}"' EXIT
-  chmod 755 "${WORK}"
-  log "downloading Debian source package onetbb=${TBB_VERSION}"
-  (cd "${WORK}" && apt-get source -qq --download-only "onetbb=${TBB_VERSION}" 2>&1 | grep -v 'unsandboxed' || true)
-  DSC="$(ls "${WORK}"/onetbb_*.dsc 2>/dev/null | head -n1 || true)"
-  [[ -n ${DSC} ]] || { echo "[setup] ERROR: apt-get source onetbb failed" >&2; exit 1; }
-  if ! OUT="$(cd "${WORK}" && dpkg-source -x "${DSC}" unpacked 2>&1)"; then
-    echo "${OUT}" >&2; exit 1
-  fi
+  fetch_debian_source onetbb "onetbb=${TBB_VERSION}" "${TBB_DIR%/src}"
   echo "${TBB_VERSION} (Debian source)" > "${WORK}/unpacked/.shardplan-onetbb-version"
-  rm -rf "${TBB_DIR}"
-  mv "${WORK}/unpacked" "${TBB_DIR}"
-  rm -rf "${WORK}"
-  trap - EXIT
-  if [[ -n ${SUDO_UID:-} && -n ${SUDO_GID:-} ]]; then
-    chown -R "${SUDO_UID}:${SUDO_GID}" "${TBB_DIR%/src}"
-  fi
+  install_unpacked "${TBB_DIR}"
   did "unpacked oneTBB ${TBB_VERSION} into ${TBB_DIR}"
 fi
 
