@@ -195,13 +195,7 @@ void Collector::NativeRequests() {
   for (const NativeRequest& request : doc_.native) {
     const std::vector<std::string_view> unknown_outputs = UnknownOutputs(request.sharding);
     for (size_t k = 0; k < request.match.size(); ++k) {
-      // A literal pattern hits the path it spells, if any.
-      std::vector<PathId> literal;
-      if (globs[g + k].is_literal()) {
-        const std::string_view pattern = doc_.Name(request.match[k]);
-        if (const PathId p = tree_.Resolve(pattern); p != kNoPath && tree_.fqn(p) == pattern) literal.push_back(p);
-      }
-      const std::vector<PathId>& hits = globs[g + k].is_literal() ? literal : matches[g + k];
+      const std::vector<PathId>& hits = matches[g + k];
       // A module hit twice by the request (by two patterns, or at two
       // paths) is added once.
       const uint32_t mark = g + static_cast<uint32_t>(k) + 1;

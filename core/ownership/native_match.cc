@@ -64,7 +64,8 @@ class TailIndex {
 };
 
 // Per glob, the positions in `paths` (path ids, ascending) of the paths
-// whose FQN it matches, ascending; none for a literal glob.
+// whose FQN it matches, ascending. A literal glob matches the one path it
+// spells, found by name.
 //
 // Every match of a glob starts with its literal prefix and ends with its
 // literal tail, so a glob is tested only on the paths that can satisfy
@@ -85,10 +86,18 @@ std::vector<std::vector<uint32_t>> MatchAmong(const ModuleTree& tree, const std:
   const auto position = [&](PathId p) {
     return static_cast<uint32_t>(std::lower_bound(paths.begin(), paths.end(), p) - paths.begin());
   };
+  std::vector<std::vector<uint32_t>> matches(globs.size());
   TailIndex tails;
   for (size_t g = 0; g < globs.size(); ++g) {
     const Glob& glob = globs[g];
-    if (glob.is_literal()) continue;
+    if (glob.is_literal()) {
+      const std::string& fqn = glob.literal_tail();  // the whole pattern
+      if (const PathId p = tree.Resolve(fqn); p != kNoPath && tree.fqn(p) == fqn) {
+        const auto [lo, hi] = std::equal_range(paths.begin(), paths.end(), p);
+        for (auto it = lo; it != hi; ++it) matches[g].push_back(static_cast<uint32_t>(it - paths.begin()));
+      }
+      continue;
+    }
     PathId first = 0, stop = static_cast<PathId>(tree.size());
     const std::string& prefix = glob.literal_prefix();
     if (const size_t dot = prefix.rfind('.'); dot != std::string::npos) {
@@ -116,7 +125,6 @@ std::vector<std::vector<uint32_t>> MatchAmong(const ModuleTree& tree, const std:
     for (const auto& [tail, i] : found) ending[tail].push_back(i);
   }
 
-  std::vector<std::vector<uint32_t>> matches(globs.size());
   for (size_t g = 0; g < globs.size(); ++g) {
     const Glob& glob = globs[g];
     const Scope& scope = scopes[g];
@@ -187,17 +195,7 @@ std::vector<uint32_t> NativePatterns(const ModuleTree& tree, absl::Span<const Ow
     if (first_glob[r] == kNotNative) continue;
     const NativeRequest& request = doc.native[r];
     for (uint32_t k = 0; k < request.match.size(); ++k) {
-      const Glob& glob = globs[first_glob[r] + k];
-      // A literal pattern hits the owners at the path it spells, if any.
-      std::vector<uint32_t> literal;
-      if (glob.is_literal()) {
-        const std::string_view pattern = doc.Name(request.match[k]);
-        if (const PathId p = tree.Resolve(pattern); p != kNoPath && tree.fqn(p) == pattern) {
-          const auto [lo, hi] = std::equal_range(paths.begin(), paths.end(), p);
-          for (auto it = lo; it != hi; ++it) literal.push_back(static_cast<uint32_t>(it - paths.begin()));
-        }
-      }
-      for (uint32_t n : glob.is_literal() ? literal : matches[first_glob[r] + k]) {
+      for (uint32_t n : matches[first_glob[r] + k]) {
         const uint32_t i = native[n].second;
         if (owners[i].layout->origin.index == r && patterns[i] == kNotNative) patterns[i] = k;
       }

@@ -15,7 +15,7 @@
 namespace shardplan {
 
 // For each pattern, every path whose FQN it matches, in named_modules
-// order; none for a literal pattern (the caller resolves it by name).
+// order (a literal pattern: the path it spells, found by name).
 // A pattern is tested only on the paths that can match it: those below the
 // module its literal prefix names up to its last dot, and among them, those
 // that end with its literal tail (Glob::literal_prefix, literal_tail), which

@@ -129,7 +129,6 @@ std::string RandomPattern(Draws& draw, const ModuleTree& tree) {
 std::vector<std::vector<PathId>> ScanEveryPath(const ModuleTree& tree, const std::vector<Glob>& globs) {
   std::vector<std::vector<PathId>> matches(globs.size());
   for (size_t g = 0; g < globs.size(); ++g) {
-    if (globs[g].is_literal()) continue;
     for (PathId p = 0; p < tree.size(); ++p) {
       if (globs[g].Matches(tree.fqn(p))) matches[g].push_back(p);
     }
