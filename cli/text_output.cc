@@ -138,6 +138,7 @@ void PrintText(std::ostream& out, std::string_view path, const Result& result, c
   size_t groups_left = 0, diagnostics_left = 0;
   for (const DiagnosticGroup& g : result.groups) {
     size_t printed = 0;
+    const std::string* last_help = nullptr;  // the help printed last in this group
     while (next < shown.size() && printed < g.listed.size() && shown[next] == g.listed[printed]) {
       const Diagnostic& d = result.diagnostics[shown[next]];
       const std::string_view style = SeverityStyle(d.severity);
@@ -147,7 +148,11 @@ void PrintText(std::ostream& out, std::string_view path, const Result& result, c
       if (const std::optional<TextPosition>& at = positions[next]) out << ":" << at->line << ":" << at->column;
       if (d.pointer) out << " at " << Place(*d.pointer);
       out << "\n";
-      if (d.help) out << "  " << paint(kBlue, "=") << " " << paint(kBold, "help") << ": " << *d.help << "\n";
+      // A group's instances often share their help: said once.
+      if (d.help && (last_help == nullptr || *last_help != *d.help)) {
+        out << "  " << paint(kBlue, "=") << " " << paint(kBold, "help") << ": " << *d.help << "\n";
+        last_help = &*d.help;
+      }
       ++printed;
       ++next;
     }

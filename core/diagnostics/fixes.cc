@@ -15,6 +15,15 @@ FixOperation RenameMember(std::string_view pointer, std::string_view key) {
   return {.op = "move", .path = absl::StrCat(parent, "/", JsonPointerToken(key)), .from = std::string(pointer)};
 }
 
+FixOperation ReplaceWithStrings(std::string_view pointer, const std::vector<std::string>& texts) {
+  rapidjson::StringBuffer json;
+  rapidjson::Writer<rapidjson::StringBuffer> w(json);
+  w.StartArray();
+  for (const std::string& text : texts) w.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+  w.EndArray();
+  return {.op = "replace", .path = std::string(pointer), .value = std::string(json.GetString(), json.GetSize())};
+}
+
 FixOperation ReplaceWithString(std::string_view pointer, std::string_view text) {
   rapidjson::StringBuffer json;
   rapidjson::Writer<rapidjson::StringBuffer> w(json);

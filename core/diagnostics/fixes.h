@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/diagnostic.h"
 
@@ -19,6 +20,10 @@ FixOperation RenameMember(std::string_view pointer, std::string_view key);
 
 // The operation that replaces the value at `pointer` by the string `text`.
 FixOperation ReplaceWithString(std::string_view pointer, std::string_view text);
+
+// The operation that replaces the value at `pointer` by an array of
+// strings.
+FixOperation ReplaceWithStrings(std::string_view pointer, const std::vector<std::string>& texts);
 
 }  // namespace shardplan
 

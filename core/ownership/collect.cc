@@ -15,6 +15,7 @@
 #include "core/ownership/native_match.h"
 #include "core/text/glob.h"
 #include "core/text/json_pointer.h"
+#include "core/text/pyrepr.h"
 
 namespace shardplan {
 namespace {
@@ -192,10 +193,26 @@ void Collector::NativeRequests() {
   // pattern that hit it; a request's patterns have the largest so far.
   std::vector<uint32_t> hit_by(doc_.modules.size(), 0);
   uint32_t g = 0;  // the index of the request's first pattern
-  for (const NativeRequest& request : doc_.native) {
+  for (size_t r = 0; r < doc_.native.size(); ++r) {
+    const NativeRequest& request = doc_.native[r];
     const std::vector<std::string_view> unknown_outputs = UnknownOutputs(request.sharding);
+    // The request's patterns with each that matches modules nested in
+    // others it matches replaced by narrower ones (each pattern once), and
+    // those it replaces.
+    std::vector<std::string> narrowed;
+    std::vector<std::string_view> wide;
+    const auto keep = [&](std::string_view pattern) {
+      if (std::find(narrowed.begin(), narrowed.end(), pattern) == narrowed.end()) narrowed.emplace_back(pattern);
+    };
     for (size_t k = 0; k < request.match.size(); ++k) {
       const std::vector<PathId>& hits = matches[g + k];
+      const std::string_view pattern = doc_.Name(request.match[k]);
+      if (std::optional<std::vector<std::string>> narrower = NarrowerPatterns(tree_, pattern, hits)) {
+        wide.push_back(pattern);
+        for (const std::string& n : *narrower) keep(n);
+      } else {
+        keep(pattern);
+      }
       // A module hit twice by the request (by two patterns, or at two
       // paths) is added once.
       const uint32_t mark = g + static_cast<uint32_t>(k) + 1;
@@ -215,6 +232,17 @@ void Collector::NativeRequests() {
         sink_.Report(Code::kNativeNoMatch, {.pointer = absl::StrCat(request.pointer, "/match/", k)},
                      doc_.Name(request.match[k]));
       }
+    }
+    if (!wide.empty()) {
+      const bool one = wide.size() == 1;
+      std::string patterns;
+      for (std::string_view w : wide) absl::StrAppend(&patterns, patterns.empty() ? "" : " and ", PyRepr(w));
+      const std::vector<std::string_view> match(narrowed.begin(), narrowed.end());
+      owners_.SetNativeHelp(
+          r, {.help = absl::StrCat(patterns, one ? " also matches" : " also match", " the modules nested in those ",
+                                   one ? "it matches" : "they match", " (fnmatch's '*' crosses dots); \"match\": ",
+                                   PyReprList(match), " matches only the outer ones"),
+              .fix = {ReplaceWithStrings(absl::StrCat(request.pointer, "/match"), narrowed)}});
     }
     g += static_cast<uint32_t>(request.match.size());
   }

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_split.h"
 #include "core/exec/parallel.h"
 
 namespace shardplan {
@@ -202,6 +203,65 @@ std::vector<uint32_t> NativePatterns(const ModuleTree& tree, absl::Span<const Ow
     }
   }
   return patterns;
+}
+
+std::optional<std::vector<std::string>> NarrowerPatterns(const ModuleTree& tree, std::string_view pattern,
+                                                         const std::vector<PathId>& hits) {
+  // In path (pre-)order a subtree follows its root: some hit lies below
+  // another exactly when one lies below the hit before it.
+  bool nested = false;
+  for (size_t i = 1; i < hits.size() && !nested; ++i) nested = hits[i] < tree.end(hits[i - 1]);
+  if (!nested) return std::nullopt;
+  const auto depth = [&](PathId p) { return std::count(tree.fqn(p).begin(), tree.fqn(p).end(), '.'); };
+  long shallowest = depth(hits[0]);
+  for (PathId p : hits) shallowest = std::min(shallowest, depth(p));
+  std::vector<PathId> meant;
+  for (PathId p : hits) {
+    if (depth(p) == shallowest) meant.push_back(p);
+  }
+  const std::vector<std::string_view> segments = absl::StrSplit(pattern, '.');
+  if (static_cast<long>(segments.size()) != shallowest + 1) return std::nullopt;
+  // Per '*' segment: whether every meant hit has digits there.
+  std::vector<bool> digits(segments.size(), true);
+  std::vector<std::vector<std::string_view>> parts;  // per meant hit, its segments
+  for (PathId p : meant) {
+    parts.push_back(absl::StrSplit(tree.fqn(p), '.'));
+    for (size_t i = 0; i < segments.size(); ++i) {
+      const std::string_view part = parts.back()[i];
+      digits[i] = digits[i] && !part.empty() && std::all_of(part.begin(), part.end(), [](char c) {
+                    return c >= '0' && c <= '9';
+                  });
+    }
+  }
+  // The patterns with the '*' segments from `first` on made one segment:
+  // first the last one alone (what was meant is most often a last '*' that
+  // went too deep), then all of them. Kept when they match the meant hits
+  // and nothing else.
+  const size_t last = static_cast<size_t>(std::find(segments.rbegin(), segments.rend(), "*") - segments.rbegin());
+  if (last == segments.size()) return std::nullopt;
+  for (const size_t first : {segments.size() - 1 - last, size_t{0}}) {
+    std::vector<std::string> narrower;
+    for (const std::vector<std::string_view>& part : parts) {
+      std::string made;
+      for (size_t i = 0; i < segments.size(); ++i) {
+        if (i > 0) made += '.';
+        if (segments[i] != "*" || i < first) {
+          made += segments[i];
+          continue;
+        }
+        for (size_t k = 0; k < part[i].size(); ++k) made += digits[i] ? "[0-9]" : "[!.]";
+      }
+      if (std::find(narrower.begin(), narrower.end(), made) == narrower.end()) narrower.push_back(std::move(made));
+    }
+    if (narrower.size() > kMaxNarrowerPatterns) continue;
+    std::vector<Glob> globs(narrower.begin(), narrower.end());
+    std::vector<PathId> matched;
+    for (const std::vector<PathId>& m : MatchingPaths(tree, globs)) matched.insert(matched.end(), m.begin(), m.end());
+    std::sort(matched.begin(), matched.end());
+    matched.erase(std::unique(matched.begin(), matched.end()), matched.end());
+    if (matched == meant) return narrower;
+  }
+  return std::nullopt;
 }
 
 }  // namespace shardplan

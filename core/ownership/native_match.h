@@ -5,6 +5,9 @@
 #define SHARDPLAN_CORE_OWNERSHIP_NATIVE_MATCH_H_
 
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -34,6 +37,22 @@ std::vector<std::vector<PathId>> MatchingPaths(const ModuleTree& tree, const std
 // the path it adds the module at. Matches the patterns of the requests that
 // added owners against the native owners' FQNs only, as MatchingPaths does.
 inline constexpr uint32_t kNotNative = UINT32_MAX;
+
+// For a pattern that matches modules below others it matches (fnmatch's
+// '*' crosses dots: "layers.*.experts.*" matches the experts and every
+// module below them): patterns that match exactly its shallowest hits.
+// The last segment of the pattern that is just '*' (or, if that is not
+// enough, each such segment) becomes one path segment of the lengths its
+// hits have there ("[0-9]" repeated where every hit has digits, "[!.]"
+// repeated otherwise), one pattern per distinct shape, at most
+// kMaxNarrowerPatterns. `hits`: the paths the pattern matches, in path
+// order. nullopt when no hit lies below another, when the pattern has a
+// segment per path segment of its shallowest hits no more, or when the
+// patterns made do not match exactly those hits (they are matched to
+// check).
+inline constexpr size_t kMaxNarrowerPatterns = 8;
+std::optional<std::vector<std::string>> NarrowerPatterns(const ModuleTree& tree, std::string_view pattern,
+                                                         const std::vector<PathId>& hits);
 std::vector<uint32_t> NativePatterns(const ModuleTree& tree, absl::Span<const Owner> owners);
 
 }  // namespace shardplan

@@ -44,7 +44,14 @@ void CheckNesting(const ModuleTree& tree, const Owners& owners, DiagnosticSink& 
       });
   for (const auto& [e, i] : overlaps) {
     const std::string_view outer = tree.fqn(entries[i].path), fqn = tree.fqn(entries[e].path);
-    sink.Report(Code::kOverlappingCommunication, {.fqn = fqn, .pointer = doc.PointerOf(entries[e].parallel->origin)},
+    // Both owners from one native request's patterns: they match too deep.
+    const Owners::NativeHelp* help = owners.native_help(entries[e]);
+    if (owners.native_help(entries[i]) != help) help = nullptr;
+    sink.Report(Code::kOverlappingCommunication,
+                {.fqn = fqn,
+                 .pointer = doc.PointerOf(entries[e].parallel->origin),
+                 .help = help ? std::optional<std::string_view>(help->help) : std::nullopt,
+                 .fix = help ? &help->fix : nullptr},
                 outer, fqn);
   }
 }

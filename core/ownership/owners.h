@@ -7,9 +7,11 @@
 #include <cassert>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/types/span.h"
+#include "core/diagnostic.h"
 #include "core/model/document.h"
 #include "core/model/module_tree.h"
 
@@ -87,12 +89,33 @@ class Owners {
   // The entries in insertion order (compacted), moved out; no entry is left.
   std::vector<Owner> Take();
 
+  // What to change in native request `request` whose patterns match modules
+  // nested in others they match (NarrowerPatterns): the diagnostics that
+  // nesting causes carry it. Null when there is nothing to say.
+  struct NativeHelp {
+    std::string help;
+    std::vector<FixOperation> fix;
+  };
+  void SetNativeHelp(size_t request, NativeHelp help) {
+    if (native_help_.size() <= request) native_help_.resize(request + 1);
+    native_help_[request] = std::move(help);
+  }
+  const NativeHelp* native_help(size_t request) const {
+    return request < native_help_.size() && native_help_[request] ? &*native_help_[request] : nullptr;
+  }
+  // That of the native request whose layout `owner` has, if any.
+  const NativeHelp* native_help(const Owner& owner) const {
+    return owner.layout->origin.kind == Origin::Kind::kNativeSharding ? native_help(owner.layout->origin.index)
+                                                                        : nullptr;
+  }
+
  private:
   static constexpr uint32_t kNone = UINT32_MAX;
   std::vector<Owner> entries_;
   std::vector<bool> removed_;  // per entry
   size_t removed_count_ = 0;   // entries removed since the last Compact
   std::vector<uint32_t> index_;  // module -> entries_ index
+  std::vector<std::optional<NativeHelp>> native_help_;  // per native request
 };
 
 }  // namespace shardplan

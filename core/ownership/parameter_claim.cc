@@ -19,8 +19,9 @@ bool Nested(const ModuleTree& tree, const Owners& owners, PathId root, PathId pa
   return false;
 }
 
+// `native_help`: OwnerParams::native_help.
 void ReportParameter(const ModuleTree& tree, const Owner& owner, const PlacementEntry& entry, Code code,
-                     DiagnosticSink& sink) {
+                     const Owners::NativeHelp* native_help, DiagnosticSink& sink) {
   const Document& doc = tree.doc();
   const std::string_view fqn = tree.fqn(owner.path), local = doc.Name(entry.name);
   const std::string full = FullName(fqn, local);
@@ -42,6 +43,12 @@ void ReportParameter(const ModuleTree& tree, const Owner& owner, const Placement
       }
     }
   }
+  // A parent duplicating a nested owner's parameters, both from one native
+  // request's patterns: they match too deep.
+  if (code == Code::kNestedDuplicate && native_help != nullptr) {
+    help = native_help->help;
+    fix = native_help->fix;
+  }
   sink.Report(code,
               {.fqn = fqn, .parameter = full, .pointer = pointer, .help = help, .fix = fix.empty() ? nullptr : &fix},
               full);
@@ -53,6 +60,7 @@ void ScanOwnerParams(const ModuleTree& tree, ModuleTree::Resolver& resolver, con
                      bool check_omissions, OwnerParams& scan) {
   if (!owner.layout->params()) return;
   scan.params = &*owner.layout->params();
+  scan.native_help = owners.native_help(owner);
   const PathId root = owner.path;
   // Expected: the slots of the subtree, but for those of nested owners'
   // subtrees.
@@ -109,16 +117,16 @@ void ClaimOwnerParams(const ModuleTree& tree, Owner& owner, const OwnerParams& s
     const ModuleTree::ParamRef& ref = scan.resolved[i];
     Outcome outcome = Outcome::kRequired;
     if (ref.module_path == kNoPath) {
-      ReportParameter(tree, owner, entry, Code::kUnknownParameter, sink);
+      ReportParameter(tree, owner, entry, Code::kUnknownParameter, scan.native_help, sink);
       outcome = Outcome::kRejected;
     } else if (ref.module_path == OwnerParams::kNested) {
-      ReportParameter(tree, owner, entry, Code::kNestedDuplicate, sink);
+      ReportParameter(tree, owner, entry, Code::kNestedDuplicate, scan.native_help, sink);
       outcome = Outcome::kRejected;
     } else if (!claims.owned(ref.param)) {
       claims.placement[ref.param] = &entry.placements;
       claims.canonical[ref.param] = {ref.module_path, ref.name};
     } else if (!SamePlacements(*claims.placement[ref.param], entry.placements)) {
-      ReportParameter(tree, owner, entry, Code::kSharedConflict, sink);
+      ReportParameter(tree, owner, entry, Code::kSharedConflict, scan.native_help, sink);
     } else {
       outcome = Outcome::kDropped;
     }

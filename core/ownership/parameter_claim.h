@@ -39,10 +39,14 @@ struct OwnerParams {
   // names them (relative to the owner, in named_parameters order); null when
   // none is omitted, or omissions are not checked.
   std::unique_ptr<std::vector<std::string>> omitted;
+  // The help of the owner's native request, when its patterns match too
+  // deep (Owners::native_help): nested-duplicate carries it.
+  const Owners::NativeHelp* native_help = nullptr;
 
   // As a fresh OwnerParams, keeping the storage (ScanThenApply).
   void Clear() {
     params = nullptr;
+    native_help = nullptr;
     resolved.clear();
     expected.clear();
     omitted.reset();

@@ -237,5 +237,60 @@ TEST(NativeMatchTest, ManyTailsEachFindTheirOwnPaths) {
   EXPECT_EQ(MatchingPaths(tree, globs), ScanEveryPath(tree, globs));
 }
 
+// A tree: layers.{0..11}, each with blocks.{a, bb} holding "proj", and an
+// "mlp" with "up".
+std::unique_ptr<Document> NestedDocument() {
+  std::string layers;
+  for (int i = 0; i < 12; ++i) absl::StrAppend(&layers, i ? ", " : "", "\"", i, "\": \"layer\"");
+  ParseResult parsed = ParseDocument(
+      absl::StrCat(R"J({"schema": "shardplan.v1", "mesh": {"tp": 2}, "parameters": {}, "root": "root", "modules": {)J",
+                   R"J("root": {"children": {"layers": "list"}}, "list": {"children": {)J", layers, "}},",
+                   R"J("layer": {"children": {"blocks": "blocks", "mlp": "mlp"}},)J",
+                   R"J("blocks": {"children": {"a": "block", "bb": "block"}}, "block": {"children": {"proj": "leaf"}},)J",
+                   R"J("mlp": {"children": {"up": "leaf"}}, "leaf": {}}})J"),
+      Limits{});
+  EXPECT_FALSE(parsed.error.has_value()) << parsed.error->message;
+  return std::move(parsed.document);
+}
+
+std::optional<std::vector<std::string>> Narrower(const ModuleTree& tree, std::string_view pattern) {
+  const std::vector<std::vector<PathId>> hits = MatchingPaths(tree, {Glob(pattern)});
+  return NarrowerPatterns(tree, pattern, hits[0]);
+}
+
+TEST(NativeMatchTest, NarrowerPatternsMatchOnlyTheOuterHitsOfAPatternThatMatchesTooDeep) {
+  const std::unique_ptr<Document> doc = NestedDocument();
+  const ModuleTree tree(*doc);
+  using Patterns = std::vector<std::string>;
+  // The last '*' alone, made one segment: digits or not, per length.
+  EXPECT_EQ(Narrower(tree, "layers.*"), (Patterns{"layers.[0-9]", "layers.[0-9][0-9]"}));
+  EXPECT_EQ(Narrower(tree, "layers.*.blocks.*"),
+            (Patterns{"layers.*.blocks.[!.]", "layers.*.blocks.[!.][!.]"}));
+  // Hits that do not nest: nothing to narrow.
+  EXPECT_EQ(Narrower(tree, "layers.*.blocks.*.proj"), std::nullopt);
+  EXPECT_EQ(Narrower(tree, "layers.1*"), std::nullopt);  // layers.1, layers.10, layers.11 and what they hold
+  // The '*' of "mlp*" crosses the dot to "up" and stays: the patterns made
+  // would still match too deep, so there are none.
+  EXPECT_EQ(Narrower(tree, "layers.*.mlp*"), std::nullopt);
+  // What the patterns made match is exactly the outer hits.
+  for (const char* pattern : {"layers.*", "layers.*.blocks.*"}) {
+    const Patterns narrower = *Narrower(tree, pattern);
+    const std::vector<PathId> hits = MatchingPaths(tree, {Glob(pattern)})[0];
+    std::vector<Glob> globs(narrower.begin(), narrower.end());
+    std::vector<PathId> matched;
+    for (const std::vector<PathId>& m : MatchingPaths(tree, globs)) {
+      matched.insert(matched.end(), m.begin(), m.end());
+    }
+    std::sort(matched.begin(), matched.end());
+    size_t depth = std::count(std::string_view(pattern).begin(), std::string_view(pattern).end(), '.');
+    std::vector<PathId> outer;
+    for (PathId p : hits) {
+      if (static_cast<size_t>(std::count(tree.fqn(p).begin(), tree.fqn(p).end(), '.')) == depth) outer.push_back(p);
+    }
+    EXPECT_EQ(matched, outer) << pattern;
+    EXPECT_LT(outer.size(), hits.size()) << pattern;
+  }
+}
+
 }  // namespace
 }  // namespace shardplan

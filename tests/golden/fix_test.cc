@@ -125,7 +125,8 @@ TEST(FixTest, EveryFixRemovesItsFindingAndAddsNoError) {
     }
   }
   // Not vacuous: the codes with mechanical fixes have golden cases.
-  for (const char* code : {"unknown-module", "unknown-axis", "unknown-parameter", "parallel-unknown-axis"}) {
+  for (const char* code : {"unknown-module", "unknown-axis", "unknown-parameter", "parallel-unknown-axis",
+                           "overlapping-communication", "nested-duplicate"}) {
     EXPECT_GT(fixed[code], 0u) << code;
   }
 }
@@ -150,6 +151,11 @@ TEST(FixTest, GoldenCasesHelpAndFixAsTheirTwinsDo) {
       {"parallel-unknown-axis.typo", "did you mean 'tp'? (the mesh's axes are 'tp')", true},
       {"unknown-parameter", std::nullopt, false},
       {"unknown-parameter.typo", "did you mean 'proj.weight'?", true},
+      // The storm of one over-wide native pattern: the narrower one.
+      {"overlapping-communication.glob",
+       "'layers.*.mlp.experts.*' also matches the modules nested in those it matches (fnmatch's '*' crosses "
+       "dots); \"match\": ['layers.*.mlp.experts.[0-9]'] matches only the outer ones",
+       true},
   };
   for (const Want& want : wants) {
     const fs::path path = fs::path("tests/golden/cases") / absl::StrCat(want.stem, ".fail.json");
