@@ -739,6 +739,9 @@ def render(results, profile_path, out_path):
     wasm_path = HERE / "wasm.json"
     if wasm_path.exists():
         render_wasm(w, json.loads(wasm_path.read_text()), mach)
+    storm_path = HERE / "storm.json"
+    if storm_path.exists():
+        render_storm(w, json.loads(storm_path.read_text()), mach)
     notes = R.get("notes") or {}
     if notes:
         w("## Notes from the run")
@@ -798,6 +801,113 @@ def render_wasm(w, x, mach):
       f"drawing) {ms(x['browser_end_to_end_s'])}. The native figures are whole processes (start-up and reading "
       "the file included); the browser's engine figure is the check alone.")
     w("")
+
+
+def render_storm(w, x, mach):
+    """The diagnostic storm's bounds (tools/perf/storm.json, written by storm.py); `mach` is section 1's
+    machine."""
+    w("## 10. Diagnostic storm")
+    w("")
+    m = x["machine"]
+    if (m["cpu_model"], m["kernel"]) == (mach.get("cpu_model"), mach.get("kernel")):
+        where = "the machine of section 1"
+    else:
+        where = f"another machine than section 1's ({m['cpu_model']}, {m['cores']} cores, Linux {m['kernel']})"
+    valid, storm = x["documents"]["valid"], x["documents"]["storm"]
+    cases = x["cases"]
+    st = cases.get("storm-text")
+    by_code = (st or {}).get("by_code") or {}
+    errors = sum(by_code.values())
+    w(f"Measured by `{x['command']}` on {x['measured_at']} at commit `{x['commit']}`, on {where} "
+      f"({m['memory_gib']} GiB; load average {' '.join(m['loadavg_start'])} at the start, "
+      f"{' '.join(m['loadavg_end'])} at the end); medians of {x['runs']} runs after one untimed warm-up each, "
+      "every case and thread count interleaved in each round. "
+      f"The valid document is `gen_model {valid['gen_model']}` ({mb(valid['bytes'])} MB): its owners are all "
+      f"declared by one native request, `{valid['match']}`. The storm document is the same text with "
+      f"`{storm['match']}` instead ({mb(storm['bytes'])} MB): the over-wide glob also matches every block, "
+      "which then overlaps its weights' owners and declares a parameter and forward inputs it does not have: "
+      + (f"{num(errors)} errors (" + ", ".join(f"{num(n)} `{c}`" for c, n in by_code.items()) + "). " if by_code else "")
+      + "Each run is `/usr/bin/time -f '%e %M' shardplan check --threads T [options] DOC > FILE`: the wall time "
+      "is taken around the process, the peak memory is `%M` (max RSS), the output is the bytes written to "
+      "standard output. `python3 tools/perf/storm.py` builds the two binaries, generates both documents, runs "
+      "everything and re-renders this section (`--help` for its options)."
+      + (f" The *before* rows are the CLI of commit `{x['before_commit']}`, which printed every diagnostic."
+         if x.get("before_commit") else ""))
+    w("")
+    rows = []
+    for cid, c in cases.items():
+        doc_bytes = x["documents"][c["document"]]["bytes"]
+        for t, r in c["median"].items():
+            listed = "" if r.get("listed") is None or r["listed"] == r["diagnostics"] else f" ({num(r['listed'])} listed)"
+            rows.append([c["what"], "1" if t == "1" else f"all ({m['cores']})", ms(r["wall_s"]),
+                         f"{r['rss_bytes'] / 1e6:,.0f} MB", f"{r['rss_bytes'] / doc_bytes:.2f}x",
+                         f"{r['stdout_bytes']:,} B" if r["stdout_bytes"] < 1e6 else f"{mb(r['stdout_bytes'])} MB",
+                         r["exit_code"], num(r["diagnostics"]) + listed])
+    w(table(["run", "threads", "wall", "peak RSS", "RSS / document", "output", "exit", "diagnostics"], rows))
+    w("")
+    if x["bounds"]:
+        brow = []
+        for b in x["bounds"]:
+            verdict_text, detail = verdict(b)
+            if b["unit"] == "bytes":
+                limit, measured = f"< {b['limit'] / 1e6:g} MB", f"{b['measured']:,} B"
+            else:
+                limit, measured = f"≤ {b['limit']:.2f}x", f"{b['measured']:.2f}x"
+            brow.append([b["what"], limit, measured, verdict_text, "; ".join(d for d in (b["detail"], detail) if d)])
+        w("The issue's bounds (\"memory stays bounded whatever the count\"), on the storm's default text run:")
+        w("")
+        w(table(["bound", "limit", "measured", "", "detail"], brow))
+        w("")
+    notes = []
+    vt, j50 = cases.get("valid-text"), cases.get("storm-json50")
+    if vt and st:
+        notes.append("For comparison, the valid document's own run takes " + " and ".join(
+            f"{vt['median'][t]['rss_bytes'] / valid['bytes']:.2f}x its size ({thread_words(t)})" for t in vt["median"])
+            + " in peak RSS.")
+        if j50 and any(b["key"].startswith("rss_ratio") and not b["met"] for b in x["bounds"]):
+            notes[-1] += (" The engine keeps as few of the storm's diagnostics for `--format json --max-diagnostics 50` "
+                          "(3 of each group) as for the text, and that run peaks " + " and ".join(
+                              f"{(st['median'][t]['rss_bytes'] - j50['median'][t]['rss_bytes']) / 1e6:,.0f} MB lower "
+                              f"({thread_words(t)})" for t in st["median"] if t in j50["median"])
+                          + ": what the text run takes beyond it is not the diagnostics but the text's `DOC:LINE:COL`, for "
+                          "which the CLI maps the document again (the engine let the first mapping go once it had "
+                          "parsed it) to find the shown diagnostics' lines and columns.")
+    spread = [max(r["wall_s"] for r in runs) / min(r["wall_s"] for r in runs)
+              for c in cases.values() for runs in (c.get("samples") or {}).values() if runs]
+    load = max(float(m["loadavg_start"][0]), float(m["loadavg_end"][0]))
+    if spread and load > m["cores"]:
+        notes.append(f"The machine was shared with other work during the run (load average up to {load:.1f} on "
+                     f"{m['cores']} cores): the runs of one case differed by up to {max(spread):.1f}x in wall time. "
+                     "The time ratios compare medians of runs interleaved in the same rounds; the peak RSS does not "
+                     "depend on the load.")
+    for cid, what in [("storm-json50", "`--format json --max-diagnostics 50`"), ("storm-json-all", "`--format json`")]:
+        c = cases.get(cid)
+        if not c:
+            continue
+        parts = ", ".join(f"{c['median'][t]['rss_bytes'] / storm['bytes']:.2f}x the document in peak RSS and "
+                          f"{ms(c['median'][t]['wall_s'])} ({thread_words(t)})" for t in c["median"])
+        out = c["median"]["1"]["stdout_bytes"]
+        if cid == "storm-json-all":
+            notes.append(f"{what} keeps and lists every diagnostic (its default, `--max-diagnostics 0`): {parts}, "
+                         f"{mb(out)} MB of output. Its memory grows with the count of diagnostics, so it is not "
+                         "bounded, and the issue's bounds are not claimed for it.")
+        else:
+            listed = c["median"]["1"].get("listed")
+            notes.append(f"{what} lists {num(listed)} diagnostics (at most 3 of each group, 50 in all) and still "
+                         f"counts every one in `groups` and `counts`: {parts}, {out:,} bytes of output.")
+    bs = cases.get("before-storm-text")
+    if bs:
+        r = bs["median"]["1"]
+        notes.append(f"Before, the storm's text took {ms(r['wall_s'])} and {r['rss_bytes'] / 1e6:,.0f} MB "
+                     f"({r['rss_bytes'] / storm['bytes']:.2f}x the document) with 1 thread and printed "
+                     f"{mb(r['stdout_bytes'])} MB.")
+    for n in notes:
+        w(n)
+        w("")
+
+
+def thread_words(t):
+    return "1 thread" if str(t) == "1" else "all cores"
 
 
 def main(argv=None):
