@@ -289,6 +289,10 @@ int Run(bool plan, const std::vector<std::string>& args) {
       std::cout << "\n";
     } else {
       const std::vector<size_t> shown = shardplan::cli::ShownDiagnostics(*result, text);
+      // A failed check's text needs only the diagnostics: what the engine
+      // found goes before the document is read again for the line numbers,
+      // so that the two are not held at once.
+      if (!result->ok && !shardplan::PlanOf(*result)) result->outcome.reset();
       const std::vector<std::optional<shardplan::TextPosition>> at = Positions(path, input, *result, shown);
       if (format == "sarif") {
         sarif.Add(path, *result, shown, at);
