@@ -184,7 +184,7 @@ export class Shardplan {
 
   /**
    * Parses and checks a shardplan.v1 document and returns the shardplan.result.v1 object
-   * (JSON.parse of the result JSON: {schema, ok, diagnostics, owned?}).
+   * (JSON.parse of the result JSON: {schema, ok, diagnostics, groups, counts, owned?}).
    */
   check(text, options) {
     return JSON.parse(this.checkJson(text, options));
@@ -230,7 +230,8 @@ export class Shardplan {
   /**
    * Like check(), but reads only the verdict and the diagnostics, through sp_result_ok and
    * sp_result_diagnostic, without building the result JSON (cheaper for large models, whose
-   * `owned` section is large). Each diagnostic has the keys of the JSON result's diagnostics.
+   * `owned` section is large). Each diagnostic has the keys of the JSON result's diagnostics
+   * but `help` and `fix`, which the C ABI does not give yet.
    */
   checkDiagnostics(text, options) {
     return this.#withResult(text, options, (m, scratch, result) => {

@@ -106,3 +106,9 @@ export function capMemoryGrowth(bytes) {
     WebAssembly.Memory.prototype.grow = grow;
   };
 }
+
+// The diagnostics of a result's JSON without `help` and `fix`, which the C ABI
+// (and so checkDiagnostics) does not read yet: what checkDiagnostics returns.
+export function withoutFixIts(diagnostics) {
+  return diagnostics.map(({ help, fix, ...rest }) => rest);
+}
