@@ -297,7 +297,7 @@ int Run(bool plan, const std::vector<std::string>& args) {
       if (format == "sarif") {
         sarif.Add(path, *result, shown, at);
       } else {
-        shardplan::cli::PrintText(std::cout, path, *result, text, at);
+        shardplan::cli::PrintText(std::cout, path, *result, text, shown, at);
       }
     }
     const bool failed = !result->ok || (werror && std::any_of(result->groups.begin(), result->groups.end(),

@@ -131,9 +131,8 @@ std::vector<size_t> ShownDiagnostics(const Result& result, const TextOptions& op
 }
 
 void PrintText(std::ostream& out, std::string_view path, const Result& result, const TextOptions& options,
-               const std::vector<std::optional<TextPosition>>& positions) {
+               const std::vector<size_t>& shown, const std::vector<std::optional<TextPosition>>& positions) {
   const Paint paint(options.color);
-  const std::vector<size_t> shown = ShownDiagnostics(result, options);
   size_t next = 0;  // into shown
   size_t groups_left = 0, diagnostics_left = 0;
   for (const DiagnosticGroup& g : result.groups) {

@@ -32,12 +32,12 @@ struct TextOptions {
 // capped, at most options.max_diagnostics in all.
 std::vector<size_t> ShownDiagnostics(const Result& result, const TextOptions& options);
 
-// Prints the shown diagnostics (`positions`: for each of ShownDiagnostics'
-// indexes, where its pointer is in the document, when known), each group's
-// count of those not shown, what was left out, the summary line (with the
-// count per code) and, for a planned result, the plan.
+// Prints the diagnostics `shown` (ShownDiagnostics(result, options);
+// `positions`: for each of them, where its pointer is in the document, when
+// known), each group's count of those not shown, what was left out, the
+// summary line (with the count per code) and, for a planned result, the plan.
 void PrintText(std::ostream& out, std::string_view path, const Result& result, const TextOptions& options,
-               const std::vector<std::optional<TextPosition>>& positions);
+               const std::vector<size_t>& shown, const std::vector<std::optional<TextPosition>>& positions);
 
 }  // namespace shardplan::cli
 
