@@ -6,14 +6,13 @@
 // reference's code and message.
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/engine.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
+#include "tests/support/read_file.h"
 
 namespace shardplan {
 namespace {
@@ -23,13 +22,6 @@ using rapidjson::Value;
 
 const fs::path kCases = "tests/conformance/cases";
 const fs::path kExpected = "tests/conformance/expected";
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::vector<std::string> CaseNames() {
   std::vector<std::string> names;
@@ -74,10 +66,10 @@ TEST(ConformanceSuiteTest, SuiteIsPresent) { EXPECT_GE(CaseNames().size(), 127u)
 TEST_P(ConformanceTest, MatchesReference) {
   const std::string name = GetParam();
   rapidjson::Document expected;
-  expected.Parse(ReadFile(kExpected / name).c_str());
+  expected.Parse(ReadFile(kExpected / name).value().c_str());
   ASSERT_FALSE(expected.HasParseError()) << "expected file for " << name;
 
-  absl::StatusOr<Result> result = Check(ReadFile(kCases / name), {});
+  absl::StatusOr<Result> result = Check(ReadFile(kCases / name).value(), {});
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_EQ(result->ok, expected["ok"].GetBool()) << (result->diagnostics.empty() ? std::string("no diagnostics")
                                                                                    : result->diagnostics[0].message);

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -12,6 +10,7 @@
 #include "core/model/document_json.h"
 #include "core/model/parse.h"
 #include "gtest/gtest.h"
+#include "tests/support/read_file.h"
 
 namespace shardplan {
 namespace {
@@ -570,20 +569,13 @@ TEST(BuilderTest, EmptyMeansTheFormatsDefault) {
 
 // ---- The JSON writer ----------------------------------------------------------
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 TEST(DocumentJsonTest, EveryValidCaseReadsBackAsTheSameDocument) {
   int compared = 0;
   for (const char* dir : {"tests/conformance/cases", "tests/golden/cases"}) {
     for (const auto& entry : fs::directory_iterator(dir)) {
       if (entry.path().extension() != ".json") continue;
       SCOPED_TRACE(entry.path().string());
-      ParseResult parsed = ParseDocument(ReadFile(entry.path()), Limits{});
+      ParseResult parsed = ParseDocument(ReadFile(entry.path()).value(), Limits{});
       if (parsed.error) continue;
       const std::string json = DocumentToJson(*parsed.document);
       EXPECT_EQ(ParsedDescription(json), Describe(*parsed.document)) << json;

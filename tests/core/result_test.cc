@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,18 +13,12 @@
 #include "rapidjson/document.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
+#include "tests/support/read_file.h"
 
 namespace shardplan {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 Result CheckText(const std::string& text) {
   absl::StatusOr<Result> r = Check(text, {});
@@ -60,7 +52,7 @@ std::vector<std::string> Describe(const OwnersView& owners) {
 }
 
 TEST(ResultTest, OwnersOfAPassingCheckAreItsSpecsWithTheirKindAndOrigin) {
-  const Result r = CheckText(ReadFile("examples/tiny-llama.json"));
+  const Result r = CheckText(ReadFile("examples/tiny-llama.json").value());
   ASSERT_TRUE(r.ok);
   const std::optional<OwnersView> owners = OwnersOf(r);
   ASSERT_TRUE(owners.has_value());
@@ -95,7 +87,7 @@ TEST(ResultTest, OwnersOfAPassingCheckAreItsSpecsWithTheirKindAndOrigin) {
 }
 
 TEST(ResultTest, OwnedParametersAreTheOwnedNamesWithTheirClaimAndCanonicalName) {
-  const Result r = CheckText(ReadFile("examples/tiny-llama.json"));
+  const Result r = CheckText(ReadFile("examples/tiny-llama.json").value());
   ASSERT_TRUE(r.ok);
   const std::optional<OwnersView> owners = OwnersOf(r);
   const std::optional<OwnedParametersView> params = OwnedParametersOf(r);
@@ -135,7 +127,7 @@ TEST(ResultTest, OwnedParametersAreTheOwnedNamesWithTheirClaimAndCanonicalName) 
 }
 
 TEST(ResultTest, AFailedCheckKeepsTheOwnersAsCollectedButHasNoOwnedParameters) {
-  const Result r = CheckText(ReadFile("examples/tiny-llama-broken.json"));
+  const Result r = CheckText(ReadFile("examples/tiny-llama-broken.json").value());
   ASSERT_FALSE(r.ok);
   const std::optional<OwnersView> owners = OwnersOf(r);
   ASSERT_TRUE(owners.has_value());
@@ -185,7 +177,7 @@ TEST(ResultTest, ViewsEqualTheJsonOnEveryConformanceCase) {
   size_t passing = 0;
   for (const auto& entry : fs::directory_iterator("tests/conformance/cases")) {
     SCOPED_TRACE(entry.path().string());
-    const Result r = CheckText(ReadFile(entry.path()));
+    const Result r = CheckText(ReadFile(entry.path()).value());
     if (!r.ok) continue;
     ++passing;
     rapidjson::Document json;

@@ -6,8 +6,6 @@
 // (--config=tsan), where a data race in a parallel phase fails it.
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,18 +14,12 @@
 #include "bench/model_gen.h"
 #include "core/engine.h"
 #include "gtest/gtest.h"
+#include "tests/support/read_file.h"
 
 namespace shardplan {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::string ResultOf(const std::string& text, bool plan, int threads) {
   CheckOptions options;
@@ -55,7 +47,7 @@ TEST(ThreadsTest, CasesAndExamplesGiveOneResultOnEveryThreadCount) {
     }
     std::sort(files.begin(), files.end());
     for (const fs::path& file : files) {
-      ExpectSameOnEveryThreadCount(file.string(), ReadFile(file));
+      ExpectSameOnEveryThreadCount(file.string(), ReadFile(file).value());
       ++documents;
     }
   }

@@ -8,26 +8,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/engine.h"
 #include "core/fast_paths.h"
+#include "tests/support/read_file.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using shardplan::CheckOptions;
 using shardplan::FastPaths;
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using shardplan::ReadFile;
 
 // The result JSON of checking (or planning) `text`, or the misuse message.
 std::string ResultOf(const std::string& text, bool plan, int threads, const FastPaths& fast) {
@@ -65,7 +58,7 @@ int main(int argc, char** argv) {
 
   size_t differ = 0;
   for (const fs::path& file : files) {
-    const std::string text = ReadFile(file);
+    const std::string text = ReadFile(file).value();
     for (bool plan : {false, true}) {
       for (int threads : {1, 2}) {
         const std::string want = ResultOf(text, plan, threads, FastPaths{});

@@ -4,11 +4,9 @@
 // golden case of a code with fix-its says what its twin (.pass.json) does.
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -22,18 +20,12 @@
 #include "rapidjson/pointer.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
+#include "tests/support/read_file.h"
 
 namespace shardplan {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // `text` with the JSON Patch `fix` applied ("move" and "replace", the ops
 // fixes use); "" when an operation does not apply.
@@ -102,7 +94,7 @@ std::vector<fs::path> Documents() {
 TEST(FixTest, EveryFixRemovesItsFindingAndAddsNoError) {
   std::map<std::string, size_t> fixed;  // per code
   for (const fs::path& path : Documents()) {
-    const std::string text = ReadFile(path);
+    const std::string text = ReadFile(path).value();
     const bool plan = Planned(path);
     const Result before = CheckOrPlan(text, plan);
     std::set<std::pair<std::string, std::string>> errors;
@@ -159,14 +151,16 @@ TEST(FixTest, GoldenCasesHelpAndFixAsTheirTwinsDo) {
   };
   for (const Want& want : wants) {
     const fs::path path = fs::path("tests/golden/cases") / absl::StrCat(want.stem, ".fail.json");
-    const std::string text = ReadFile(path);
+    const std::string text = ReadFile(path).value();
     const bool plan = Planned(path);
     const Result before = CheckOrPlan(text, plan);
     ASSERT_FALSE(before.diagnostics.empty()) << path;
     const Diagnostic& d = before.diagnostics[0];
     EXPECT_EQ(d.help, want.help) << path;
     EXPECT_EQ(!d.fix.empty(), want.fixed) << path;
-    if (want.fixed) EXPECT_TRUE(CheckOrPlan(Apply(text, d.fix), plan).ok) << path;
+    if (want.fixed) {
+      EXPECT_TRUE(CheckOrPlan(Apply(text, d.fix), plan).ok) << path;
+    }
   }
 }
 

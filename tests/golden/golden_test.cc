@@ -21,11 +21,9 @@
 #include <cctype>
 #include <cstddef>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <ostream>
 #include <set>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -39,6 +37,7 @@
 #include "core/engine.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
+#include "tests/support/read_file.h"
 #include "tests/support/resolve_pointer.h"
 
 namespace shardplan {
@@ -108,14 +107,6 @@ std::set<std::string> Stems(Kind kind) {
   std::set<std::string> stems;
   for (const GoldenCase& c : DiscoverCases(kind)) stems.insert(c.stem);
   return stems;
-}
-
-std::optional<std::string> ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 std::string FormatDiagnostic(const Diagnostic& d) {
