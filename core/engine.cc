@@ -205,16 +205,9 @@ const std::vector<DiagnosticCode>& DiagnosticCodes() {
       // The format's "{N}", "{N!r}" and "{N!l}" as "…", quoted as the
       // message quotes a name or a list.
       std::string& message = t->messages.emplace_back();
-      for (size_t i = 0; i < info.format.size(); ++i) {
-        if (info.format[i] != '{') {
-          message += info.format[i];
-          continue;
-        }
-        const size_t close = info.format.find('}', i);
-        const std::string_view field = info.format.substr(i + 1, close - i - 1);
-        message += field.ends_with("!r") ? "'…'" : field.ends_with("!l") ? "['…']" : "…";
-        i = close;
-      }
+      SpellFormat(info.format, message, [](std::string& out, size_t, char conversion) {
+        out += conversion == 'r' ? "'…'" : conversion == 'l' ? "['…']" : "…";
+      });
       t->rows.push_back({info.name, info.severity, info.check_severity, message, info.doc});
     }
     return t;

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "core/diagnostic.h"
@@ -177,6 +178,24 @@ constexpr bool RowsInCodeOrder() {
 static_assert(RowsInCodeOrder(), "kCodes lists every Code once, in the enum's order");
 
 constexpr const CodeInfo& InfoOf(Code code) { return kCodes[static_cast<size_t>(code)]; }
+
+// Spells a message format into `out`: its text as is, and each field by
+// `field(out, n, conversion)`, which appends argument n's spelling for the
+// conversion: ' ' ("{N}"), 'r' ("{N!r}") or 'l' ("{N!l}"). The table's
+// formats are well formed (codes_test).
+template <typename Field>
+void SpellFormat(std::string_view format, std::string& out, Field&& field) {
+  for (size_t i = 0; i < format.size(); ++i) {
+    if (format[i] != '{') {
+      out += format[i];
+      continue;
+    }
+    const size_t close = format.find('}', i);
+    const std::string_view spec = format.substr(i + 1, close - i - 1);
+    field(out, static_cast<size_t>(spec[0] - '0'), spec.size() == 3 ? spec[2] : ' ');
+    i = close;
+  }
+}
 
 }  // namespace shardplan
 

@@ -8,28 +8,18 @@
 namespace shardplan {
 
 std::string FormatMessage(Code code, std::initializer_list<MessageArg> args) {
-  const std::string_view format = InfoOf(code).format;
+  // Every call passes as many arguments as its format uses.
   std::string out;
-  for (size_t i = 0; i < format.size(); ++i) {
-    if (format[i] != '{') {
-      out += format[i];
-      continue;
-    }
-    // "{N}", "{N!r}" or "{N!l}": the table's formats are checked by
-    // codes_test, and every call passes as many arguments as its format uses.
-    const size_t close = format.find('}', i);
-    const std::string_view field = format.substr(i + 1, close - i - 1);
-    const MessageArg& arg = args.begin()[field[0] - '0'];
-    const char conversion = field.size() == 3 ? field[2] : ' ';
+  SpellFormat(InfoOf(code).format, out, [&](std::string& spelled, size_t n, char conversion) {
+    const MessageArg& arg = args.begin()[n];
     if (conversion == 'l') {
-      out += PyReprList(*arg.list());
+      spelled += PyReprList(*arg.list());
     } else if (conversion == 'r') {
-      out += PyRepr(arg.text());
+      spelled += PyRepr(arg.text());
     } else {
-      out += arg.text();
+      spelled += arg.text();
     }
-    i = close;
-  }
+  });
   return out;
 }
 
