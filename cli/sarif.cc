@@ -155,7 +155,7 @@ void SarifLog::Write(std::ostream& out) const {
     w.Uint64(rule_index.at(d.code));
     Key(w, "level");
     String(w, Level(d.severity));
-    Text(w, "message", d.help ? absl::StrCat(d.message, "\nhelp: ", *d.help) : d.message);
+    Text(w, "message", d.fix_it ? absl::StrCat(d.message, "\nhelp: ", d.fix_it->help) : d.message);
     Key(w, "locations");
     w.StartArray();
     w.StartObject();
@@ -199,7 +199,7 @@ void SarifLog::Write(std::ostream& out) const {
     Key(w, "parameter");
     Optional(w, d.parameter);
     Key(w, "help");
-    Optional(w, d.help);
+    Optional(w, d.fix_it ? std::optional(d.fix_it->help) : std::nullopt);
     Key(w, "groupCount");
     w.Uint64(f.group_count);
     w.EndObject();

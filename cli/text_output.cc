@@ -148,9 +148,9 @@ void PrintText(std::ostream& out, std::string_view path, const Result& result, c
       if (d.pointer) out << " at " << Place(*d.pointer);
       out << "\n";
       // A group's instances often share their help: said once.
-      if (d.help && (last_help == nullptr || *last_help != *d.help)) {
-        out << "  " << paint(kBlue, "=") << " " << paint(kBold, "help") << ": " << *d.help << "\n";
-        last_help = &*d.help;
+      if (d.fix_it && (last_help == nullptr || *last_help != d.fix_it->help)) {
+        out << "  " << paint(kBlue, "=") << " " << paint(kBold, "help") << ": " << d.fix_it->help << "\n";
+        last_help = &d.fix_it->help;
       }
       ++printed;
       ++next;

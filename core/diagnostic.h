@@ -7,6 +7,7 @@
 #define SHARDPLAN_CORE_DIAGNOSTIC_H_
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,9 +26,20 @@ std::string_view SeverityName(Severity severity);
 struct FixOperation {
   std::string op;
   std::string path;
-  std::optional<std::string> from;
-  std::optional<std::string> value;
+  std::optional<std::string> from = std::nullopt;
+  std::optional<std::string> value = std::nullopt;
   friend bool operator==(const FixOperation&, const FixOperation&) = default;
+};
+
+// What to change for a finding, where the engine knows: `help` says it
+// ("did you mean 'tp'?"); `fix`, where the change is mechanical, makes it as
+// RFC 6902 JSON Patch operations on the document: applied, the finding goes
+// away without adding an error (empty when there is none). The diagnostics
+// of one cause share one: an over-wide pattern's million findings hold a
+// pointer each, not a million copies.
+struct FixIt {
+  std::string help;
+  std::vector<FixOperation> fix;
 };
 
 struct Diagnostic {
@@ -37,12 +49,8 @@ struct Diagnostic {
   std::optional<std::string> fqn;
   std::optional<std::string> parameter;
   std::optional<std::string> pointer;
-  // What to change, where the engine knows ("did you mean 'tp'?").
-  std::optional<std::string> help;
-  // The change as a JSON Patch, where it is mechanical: applied to the
-  // document, it makes this finding go away without adding an error.
-  // Empty when there is none.
-  std::vector<FixOperation> fix;
+  // Null when the engine knows no fix.
+  std::shared_ptr<const FixIt> fix_it;
 };
 
 // Diagnostics with one cause: the same code at the same declaration (the

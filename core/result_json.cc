@@ -110,14 +110,14 @@ void WriteDiagnostic(Json& w, const Diagnostic& d) {
   Key(w, "pointer");
   WriteOptional(w, d.pointer);
   // Only where known: results without them keep their bytes.
-  if (d.help) {
+  if (d.fix_it) {
     Key(w, "help");
-    String(w, *d.help);
+    String(w, d.fix_it->help);
   }
-  if (!d.fix.empty()) {
+  if (d.fix_it && !d.fix_it->fix.empty()) {
     Key(w, "fix");
     w.StartArray();
-    for (const FixOperation& op : d.fix) {
+    for (const FixOperation& op : d.fix_it->fix) {
       w.StartObject();
       Key(w, "op");
       String(w, op.op);

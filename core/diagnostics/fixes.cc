@@ -1,5 +1,7 @@
 #include "core/diagnostics/fixes.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "core/text/json_pointer.h"
 #include "core/text/pyrepr.h"
@@ -7,6 +9,10 @@
 #include "rapidjson/writer.h"
 
 namespace shardplan {
+
+std::shared_ptr<const FixIt> MakeFixIt(std::string help, std::vector<FixOperation> fix) {
+  return std::make_shared<const FixIt>(FixIt{.help = std::move(help), .fix = std::move(fix)});
+}
 
 std::string DidYouMean(std::string_view name) { return absl::StrCat("did you mean ", PyRepr(name), "?"); }
 
@@ -22,6 +28,10 @@ FixOperation ReplaceWithStrings(std::string_view pointer, const std::vector<std:
   for (const std::string& text : texts) w.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
   w.EndArray();
   return {.op = "replace", .path = std::string(pointer), .value = std::string(json.GetString(), json.GetSize())};
+}
+
+FixOperation ReplaceWithInteger(std::string_view pointer, uint64_t value) {
+  return {.op = "replace", .path = std::string(pointer), .value = absl::StrCat(value)};
 }
 
 FixOperation ReplaceWithString(std::string_view pointer, std::string_view text) {

@@ -1,8 +1,9 @@
-// The help and fixes checkers attach to diagnostics (Where::help,
-// Where::fix), spelled once.
+// The fix-its checkers attach to diagnostics (Where::fix_it), spelled once.
 #ifndef SHARDPLAN_CORE_DIAGNOSTICS_FIXES_H_
 #define SHARDPLAN_CORE_DIAGNOSTICS_FIXES_H_
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,6 +11,9 @@
 #include "core/diagnostic.h"
 
 namespace shardplan {
+
+// A fix-it to share among the diagnostics it applies to.
+std::shared_ptr<const FixIt> MakeFixIt(std::string help, std::vector<FixOperation> fix = {});
 
 // "did you mean 'NAME'?" (NAME as Python's repr quotes it, as messages do).
 std::string DidYouMean(std::string_view name);
@@ -20,6 +24,9 @@ FixOperation RenameMember(std::string_view pointer, std::string_view key);
 
 // The operation that replaces the value at `pointer` by the string `text`.
 FixOperation ReplaceWithString(std::string_view pointer, std::string_view text);
+
+// The operation that replaces the value at `pointer` by the integer `value`.
+FixOperation ReplaceWithInteger(std::string_view pointer, uint64_t value);
 
 // The operation that replaces the value at `pointer` by an array of
 // strings.

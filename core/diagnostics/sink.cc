@@ -40,8 +40,7 @@ Diagnostic MakeDiagnostic(Code code, Mode mode, const Where& where, std::initial
   if (where.fqn) d.fqn = std::string(*where.fqn);
   if (where.parameter) d.parameter = std::string(*where.parameter);
   if (where.pointer) d.pointer = std::string(*where.pointer);
-  if (where.help) d.help = std::string(*where.help);
-  if (where.fix != nullptr) d.fix = *where.fix;
+  d.fix_it = where.fix_it;
   return d;
 }
 

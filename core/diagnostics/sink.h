@@ -7,6 +7,7 @@
 #define SHARDPLAN_CORE_DIAGNOSTICS_SINK_H_
 
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,16 +21,14 @@ namespace shardplan {
 
 // Where a finding is: the module's FQN ("" is the root), the parameter's
 // full name and the JSON pointer of the declaration at fault, each when
-// known; and what would fix it, when known. Views: they are copied when the diagnostic is made. (The
-// initializers keep GCC from warning of the places a designated
-// initializer leaves out.)
+// known (views, copied when the diagnostic is made); and what would fix it,
+// when known (shared with the diagnostic). (The initializers keep GCC from
+// warning of the places a designated initializer leaves out.)
 struct Where {
   std::optional<std::string_view> fqn = std::nullopt;
   std::optional<std::string_view> parameter = std::nullopt;
   std::optional<std::string_view> pointer = std::nullopt;
-  // Diagnostic::help and Diagnostic::fix.
-  std::optional<std::string_view> help = std::nullopt;
-  const std::vector<FixOperation>* fix = nullptr;
+  std::shared_ptr<const FixIt> fix_it = nullptr;
 };
 
 // What the engine runs: `check` (the reference's verdict) or `plan`. A few

@@ -104,10 +104,9 @@ void Collector::ModelProviders() {
       const std::string_view fqn = doc_.Name(provider.fqn);
       const std::string pointer = doc_.PointerOf(provider.layout.origin);
       const std::optional<std::string> nearest = NearestModule(tree_, 0, fqn);
-      std::optional<std::string> help;
-      std::vector<FixOperation> fix;
+      std::shared_ptr<const FixIt> fix_it;
       if (nearest) {
-        help = DidYouMean(*nearest);
+        std::vector<FixOperation> fix;
         if (taken.empty()) {
           taken = paths;
           std::sort(taken.begin(), taken.end());
@@ -117,9 +116,9 @@ void Collector::ModelProviders() {
         if (keyed && !std::binary_search(taken.begin(), taken.end(), tree_.Resolve(*nearest))) {
           fix.push_back(RenameMember(pointer, *nearest));
         }
+        fix_it = MakeFixIt(DidYouMean(*nearest), std::move(fix));
       }
-      sink_.Report(Code::kUnknownModule,
-                   {.fqn = fqn, .pointer = pointer, .help = help, .fix = fix.empty() ? nullptr : &fix}, fqn);
+      sink_.Report(Code::kUnknownModule, {.fqn = fqn, .pointer = pointer, .fix_it = fix_it}, fqn);
       continue;
     }
     // A model provider's parallel spec is its module's own.
@@ -239,10 +238,10 @@ void Collector::NativeRequests() {
       for (std::string_view w : wide) absl::StrAppend(&patterns, patterns.empty() ? "" : " and ", PyRepr(w));
       const std::vector<std::string_view> match(narrowed.begin(), narrowed.end());
       owners_.SetNativeHelp(
-          r, {.help = absl::StrCat(patterns, one ? " also matches" : " also match", " the modules nested in those ",
-                                   one ? "it matches" : "they match", " (fnmatch's '*' crosses dots); \"match\": ",
-                                   PyReprList(match), " matches only the outer ones"),
-              .fix = {ReplaceWithStrings(absl::StrCat(request.pointer, "/match"), narrowed)}});
+          r, MakeFixIt(absl::StrCat(patterns, one ? " also matches" : " also match", " the modules nested in those ",
+                                    one ? "it matches" : "they match", " (fnmatch's '*' crosses dots); \"match\": ",
+                                    PyReprList(match), " matches only the outer ones"),
+                       {ReplaceWithStrings(absl::StrCat(request.pointer, "/match"), narrowed)}));
     }
     g += static_cast<uint32_t>(request.match.size());
   }

@@ -45,13 +45,11 @@ void CheckNesting(const ModuleTree& tree, const Owners& owners, DiagnosticSink& 
   for (const auto& [e, i] : overlaps) {
     const std::string_view outer = tree.fqn(entries[i].path), fqn = tree.fqn(entries[e].path);
     // Both owners from one native request's patterns: they match too deep.
-    const Owners::NativeHelp* help = owners.native_help(entries[e]);
-    if (owners.native_help(entries[i]) != help) help = nullptr;
+    const std::shared_ptr<const FixIt>& help = owners.native_help(entries[e]);
     sink.Report(Code::kOverlappingCommunication,
                 {.fqn = fqn,
                  .pointer = doc.PointerOf(entries[e].parallel->origin),
-                 .help = help ? std::optional<std::string_view>(help->help) : std::nullopt,
-                 .fix = help ? &help->fix : nullptr},
+                 .fix_it = owners.native_help(entries[i]) == help ? help : nullptr},
                 outer, fqn);
   }
 }

@@ -98,7 +98,6 @@ void CheckPlacements(const ModuleTree& tree, PathId path, const Layout& layout, 
         const std::optional<std::string> parameter =
             key == "params" ? std::optional(FullName(fqn, doc.Name(e.name))) : std::nullopt;
         const std::optional<std::string_view> nearest = NearestMeshAxis(doc, a.axis);
-        const std::string help = UnknownAxisHelp(doc, nearest);
         // The fix renames the axis in every entry of the layout that places
         // on it, unless one of them places on the nearest axis too.
         std::vector<FixOperation> fix;
@@ -118,8 +117,10 @@ void CheckPlacements(const ModuleTree& tree, PathId path, const Layout& layout, 
         }
         if (clash) fix.clear();
         sink.Report(Code::kUnknownAxis,
-                    {.fqn = fqn, .parameter = parameter, .pointer = pointer, .help = help,
-                     .fix = fix.empty() ? nullptr : &fix},
+                    {.fqn = fqn,
+                     .parameter = parameter,
+                     .pointer = pointer,
+                     .fix_it = MakeFixIt(UnknownAxisHelp(doc, nearest), std::move(fix))},
                     doc.Name(a.axis));
       }
     }
@@ -144,7 +145,6 @@ void CheckParallelAxes(const ModuleTree& tree, PathId path, const ParallelSpec& 
     if (doc.IsMeshAxis(axis) || !reported.Insert(axis)) continue;
     const std::string pointer = absl::StrCat(doc.PointerOf(parallel.origin), "/axes/", i);
     const std::optional<std::string_view> nearest = NearestMeshAxis(doc, axis);
-    const std::string help = UnknownAxisHelp(doc, nearest);
     // Replacing the name, unless the spec names the nearest axis already.
     std::vector<FixOperation> fix;
     if (nearest && std::none_of(parallel.axes.begin(), parallel.axes.end(),
@@ -152,7 +152,7 @@ void CheckParallelAxes(const ModuleTree& tree, PathId path, const ParallelSpec& 
       fix.push_back(ReplaceWithString(pointer, *nearest));
     }
     sink.Report(Code::kParallelUnknownAxis,
-                {.fqn = tree.fqn(path), .pointer = pointer, .help = help, .fix = fix.empty() ? nullptr : &fix},
+                {.fqn = tree.fqn(path), .pointer = pointer, .fix_it = MakeFixIt(UnknownAxisHelp(doc, nearest), std::move(fix))},
                 doc.Name(axis));
   }
 }

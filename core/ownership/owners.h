@@ -91,22 +91,19 @@ class Owners {
 
   // What to change in native request `request` whose patterns match modules
   // nested in others they match (NarrowerPatterns): the diagnostics that
-  // nesting causes carry it. Null when there is nothing to say.
-  struct NativeHelp {
-    std::string help;
-    std::vector<FixOperation> fix;
-  };
-  void SetNativeHelp(size_t request, NativeHelp help) {
+  // nesting causes share it. Null when there is nothing to say.
+  void SetNativeHelp(size_t request, std::shared_ptr<const FixIt> help) {
     if (native_help_.size() <= request) native_help_.resize(request + 1);
     native_help_[request] = std::move(help);
   }
-  const NativeHelp* native_help(size_t request) const {
-    return request < native_help_.size() && native_help_[request] ? &*native_help_[request] : nullptr;
+  const std::shared_ptr<const FixIt>& native_help(size_t request) const {
+    static const std::shared_ptr<const FixIt> kNone;
+    return request < native_help_.size() ? native_help_[request] : kNone;
   }
   // That of the native request whose layout `owner` has, if any.
-  const NativeHelp* native_help(const Owner& owner) const {
-    return owner.layout->origin.kind == Origin::Kind::kNativeSharding ? native_help(owner.layout->origin.index)
-                                                                        : nullptr;
+  const std::shared_ptr<const FixIt>& native_help(const Owner& owner) const {
+    return native_help(owner.layout->origin.kind == Origin::Kind::kNativeSharding ? owner.layout->origin.index
+                                                                                  : SIZE_MAX);
   }
 
  private:
@@ -115,7 +112,7 @@ class Owners {
   std::vector<bool> removed_;  // per entry
   size_t removed_count_ = 0;   // entries removed since the last Compact
   std::vector<uint32_t> index_;  // module -> entries_ index
-  std::vector<std::optional<NativeHelp>> native_help_;  // per native request
+  std::vector<std::shared_ptr<const FixIt>> native_help_;  // per native request
 };
 
 }  // namespace shardplan

@@ -21,7 +21,7 @@ bool Nested(const ModuleTree& tree, const Owners& owners, PathId root, PathId pa
 
 // `native_help`: OwnerParams::native_help.
 void ReportParameter(const ModuleTree& tree, const Owner& owner, const PlacementEntry& entry, Code code,
-                     const Owners::NativeHelp* native_help, DiagnosticSink& sink) {
+                     const std::shared_ptr<const FixIt>& native_help, DiagnosticSink& sink) {
   const Document& doc = tree.doc();
   const std::string_view fqn = tree.fqn(owner.path), local = doc.Name(entry.name);
   const std::string full = FullName(fqn, local);
@@ -31,27 +31,22 @@ void ReportParameter(const ModuleTree& tree, const Owner& owner, const Placement
   // layout: it serves every module its patterns match, each with parameters
   // of its own, and a pattern matching a module it should not is the likelier
   // mistake.
-  std::optional<std::string> help;
-  std::vector<FixOperation> fix;
+  std::shared_ptr<const FixIt> fix_it;
   if (code == Code::kUnknownParameter && KindOf(owner, tree) != OwnerKind::kNative) {
     if (const std::optional<std::string> nearest = NearestParameter(tree, owner.path, local)) {
-      help = DidYouMean(FullName(fqn, *nearest));
+      std::vector<FixOperation> fix;
       const PlacementMap& params = *owner.layout->params();
       if (std::none_of(params.begin(), params.end(),
                        [&](const PlacementEntry& e) { return doc.Name(e.name) == *nearest; })) {
         fix.push_back(RenameMember(pointer, *nearest));
       }
+      fix_it = MakeFixIt(DidYouMean(FullName(fqn, *nearest)), std::move(fix));
     }
   }
   // A parent duplicating a nested owner's parameters, both from one native
   // request's patterns: they match too deep.
-  if (code == Code::kNestedDuplicate && native_help != nullptr) {
-    help = native_help->help;
-    fix = native_help->fix;
-  }
-  sink.Report(code,
-              {.fqn = fqn, .parameter = full, .pointer = pointer, .help = help, .fix = fix.empty() ? nullptr : &fix},
-              full);
+  if (code == Code::kNestedDuplicate) fix_it = native_help;
+  sink.Report(code, {.fqn = fqn, .parameter = full, .pointer = pointer, .fix_it = fix_it}, full);
 }
 
 }  // namespace

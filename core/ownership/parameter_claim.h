@@ -41,7 +41,7 @@ struct OwnerParams {
   std::unique_ptr<std::vector<std::string>> omitted;
   // The help of the owner's native request, when its patterns match too
   // deep (Owners::native_help): nested-duplicate carries it.
-  const Owners::NativeHelp* native_help = nullptr;
+  std::shared_ptr<const FixIt> native_help;
 
   // As a fresh OwnerParams, keeping the storage (ScanThenApply).
   void Clear() {

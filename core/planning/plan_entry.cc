@@ -74,8 +74,11 @@ void CheckPlanEntry(const ModuleTree& tree, ModuleTree::Resolver& resolver, cons
 void ReportUnknownModule(const Document& doc, const FqnLayout& entry, const std::optional<std::string>& nearest,
                          DiagnosticSink& sink) {
   const std::string_view fqn = doc.Name(entry.fqn);
-  const std::optional<std::string> help = nearest ? std::optional(DidYouMean(*nearest)) : std::nullopt;
-  sink.Report(Code::kUnknownModule, {.fqn = fqn, .pointer = doc.PointerOf(entry.layout.origin), .help = help}, fqn);
+  sink.Report(Code::kUnknownModule,
+              {.fqn = fqn,
+               .pointer = doc.PointerOf(entry.layout.origin),
+               .fix_it = nearest ? MakeFixIt(DidYouMean(*nearest)) : nullptr},
+              fqn);
 }
 
 void SettlePlanEntry(const Document& doc, const FqnLayout& entry, PlanEntryCheck& check, const Claims& claims,

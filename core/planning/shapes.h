@@ -47,6 +47,10 @@ struct ParamDeclaration {
 //   of that (empty-shard implies uneven: only the former is reported).
 //   The uneven-shard message lists the shard counts below the current one
 //   that would divide the dim evenly (the 8 largest when there are more).
+//   Fix-its (docs/planning.md#empty-shard): an uneven vocabulary (dim 0 of
+//   an embedding's parameter, its only uneven dim) is padded to the next
+//   multiple; the other empty and uneven shards share the mesh of the same
+//   device count, nearest the current one, under which all of them go away.
 // Axes are taken in mesh order; axes that are not mesh axes are skipped (the
 // plan checks report them), as are R and P placements and declarations of
 // parameters of unknown shape. A parameter declared several times is checked

@@ -277,5 +277,80 @@ TEST(ShapesTest, HugeAxesDoNotStallTheDivisorSearch) {
             "(a=1099511627776 x b=1099511627776): some devices hold nothing");
 }
 
+// The fix-it of a diagnostic: "help|op path value; ..." or "" without one.
+std::string FixItOf(const Diagnostic& d) {
+  if (!d.fix_it) return "";
+  std::string out = d.fix_it->help;
+  for (const FixOperation& op : d.fix_it->fix) absl::StrAppend(&out, "|", op.op, " ", op.path, " ", *op.value);
+  return out;
+}
+
+TEST(ShapesTest, AMeshOfTheSameDevicesThatSplitsEveryDimEvenlyIsTheFix) {
+  // tp=16 over 8 KV heads: with the same 32 devices, tp=8 (and dp=4) leaves
+  // no device empty, and the query heads still split evenly.
+  Plan plan({{"dp", 2}, {"tp", 16}});
+  plan.Declare(plan.Param(std::vector<int64_t>{1024, 4096}, {128, 1}), "layers.0.self_attn.k_proj", "weight",
+               {{"tp", "S(0)"}});
+  plan.Declare(plan.Param(std::vector<int64_t>{4096, 4096}, {128, 1}), "layers.0.self_attn.q_proj", "weight",
+               {{"tp", "S(0)"}});
+  plan.Declare(plan.Param(std::vector<int64_t>{24}), "layers.0", "bias", {{"dp", "S(0)"}});
+  const std::vector<Diagnostic> found = plan.Check();
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].code, "empty-shard");
+  EXPECT_EQ(FixItOf(found[0]),
+            "with the same 32 devices, the mesh dp=4, tp=8 splits every sharded dim evenly"
+            "|replace /mesh/dp 4|replace /mesh/tp 8");
+}
+
+TEST(ShapesTest, TheNearestEvenMeshChangesTheFewestAxes) {
+  // 12 rows over tp=8 (dp=2, pp=1): tp=4 alone cannot keep 16 devices;
+  // every even mesh changes two axes, and pp=2 would add a parallelism the
+  // plan does not use: dp=4, tp=4.
+  Plan plan({{"dp", 2}, {"pp", 1}, {"tp", 8}});
+  plan.Declare(plan.Param(std::vector<int64_t>{12}), "", "w", {{"tp", "S(0)"}});
+  const std::vector<Diagnostic> found = plan.Check();
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(FixItOf(found[0]),
+            "with the same 16 devices, the mesh dp=4, pp=1, tp=4 splits every sharded dim evenly"
+            "|replace /mesh/dp 4|replace /mesh/tp 4");
+}
+
+TEST(ShapesTest, NoEvenMeshNoFix) {
+  // One axis: no other mesh of 4 devices. And 7 rows split by no size > 1.
+  Plan one({{"tp", 4}});
+  one.Declare(one.Param(std::vector<int64_t>{6}), "", "w", {{"tp", "S(0)"}});
+  ASSERT_EQ(one.Check().size(), 1u);
+  EXPECT_EQ(FixItOf(one.Check()[0]), "");
+  Plan prime({{"dp", 2}, {"tp", 4}});
+  prime.Declare(prime.Param(std::vector<int64_t>{7}), "", "w", {{"tp", "S(0)"}});
+  ASSERT_EQ(prime.Check().size(), 1u);
+  EXPECT_EQ(FixItOf(prime.Check()[0]), "");
+}
+
+TEST(ShapesTest, AnUnevenVocabularyIsPaddedToTheNextMultiple) {
+  // GPT-2's 50257 tokens over tp=8: no mesh of 8 devices splits them (50257
+  // = 29 x 1733), padding to 50264 does; the other finding gets the mesh.
+  Plan plan({{"dp", 2}, {"tp", 8}});
+  const ParamId wte = plan.Param(std::vector<int64_t>{50257, 64});
+  Module& embedding = plan.doc.modules.emplace_back();
+  embedding.type = plan.doc.names.Intern("Embedding");
+  embedding.params.push_back({plan.doc.names.Intern("weight"), wte});
+  plan.Declare(wte, "wte", "weight", {{"tp", "S(0)"}});
+  plan.Declare(plan.Param(std::vector<int64_t>{4, 64}), "h.0", "w", {{"tp", "S(0)"}});
+  const std::vector<Diagnostic> found = plan.Check();
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].code, "uneven-shard");
+  EXPECT_EQ(FixItOf(found[0]), "pad the vocabulary (dim 0) to 50264, the next multiple of 8|replace "
+                               "/parameters/p0/shape/0 50264");
+  EXPECT_EQ(found[1].code, "empty-shard");
+  EXPECT_EQ(FixItOf(found[1]),
+            "with the same 16 devices, the mesh dp=4, tp=4 splits every sharded dim evenly"
+            "|replace /mesh/dp 4|replace /mesh/tp 4");
+  // Not an embedding: no padding, and no mesh splits 50257.
+  Plan other({{"dp", 2}, {"tp", 8}});
+  other.Declare(other.Param(std::vector<int64_t>{50257, 64}), "lm_head", "weight", {{"tp", "S(0)"}});
+  EXPECT_EQ(FixItOf(other.Check()[0]), "");
+}
+
 }  // namespace
 }  // namespace shardplan

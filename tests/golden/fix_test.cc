@@ -102,8 +102,8 @@ TEST(FixTest, EveryFixRemovesItsFindingAndAddsNoError) {
       if (d.severity == Severity::kError) errors.insert({d.code, d.message});
     }
     for (const Diagnostic& d : before.diagnostics) {
-      if (d.fix.empty()) continue;
-      const std::string patched = Apply(text, d.fix);
+      if (!d.fix_it || d.fix_it->fix.empty()) continue;
+      const std::string patched = Apply(text, d.fix_it->fix);
       ASSERT_FALSE(patched.empty()) << path << ": the fix of " << d.message << " does not apply";
       const Result after = CheckOrPlan(patched, plan);
       for (const Diagnostic& a : after.diagnostics) {
@@ -118,7 +118,7 @@ TEST(FixTest, EveryFixRemovesItsFindingAndAddsNoError) {
   }
   // Not vacuous: the codes with mechanical fixes have golden cases.
   for (const char* code : {"unknown-module", "unknown-axis", "unknown-parameter", "parallel-unknown-axis",
-                           "overlapping-communication", "nested-duplicate"}) {
+                           "overlapping-communication", "nested-duplicate", "empty-shard", "uneven-shard"}) {
     EXPECT_GT(fixed[code], 0u) << code;
   }
 }
@@ -144,6 +144,11 @@ TEST(FixTest, GoldenCasesHelpAndFixAsTheirTwinsDo) {
       {"unknown-parameter", std::nullopt, false},
       {"unknown-parameter.typo", "did you mean 'proj.weight'?", true},
       // The storm of one over-wide native pattern: the narrower one.
+      // tp=4 over 2 rows: the same 8 devices as dp=4, tp=2.
+      {"empty-shard.mesh", "with the same 8 devices, the mesh dp=4, tp=2 splits every sharded dim evenly", true},
+      {"uneven-shard.vocabulary", "pad the vocabulary (dim 0) to 1028, the next multiple of 4", true},
+      // A single axis: no other mesh of its devices.
+      {"empty-shard", std::nullopt, false},
       {"overlapping-communication.glob",
        "'layers.*.mlp.experts.*' also matches the modules nested in those it matches (fnmatch's '*' crosses "
        "dots); \"match\": ['layers.*.mlp.experts.[0-9]'] matches only the outer ones",
@@ -156,10 +161,10 @@ TEST(FixTest, GoldenCasesHelpAndFixAsTheirTwinsDo) {
     const Result before = CheckOrPlan(text, plan);
     ASSERT_FALSE(before.diagnostics.empty()) << path;
     const Diagnostic& d = before.diagnostics[0];
-    EXPECT_EQ(d.help, want.help) << path;
-    EXPECT_EQ(!d.fix.empty(), want.fixed) << path;
-    if (want.fixed) {
-      EXPECT_TRUE(CheckOrPlan(Apply(text, d.fix), plan).ok) << path;
+    EXPECT_EQ(d.fix_it ? std::optional(d.fix_it->help) : std::nullopt, want.help) << path;
+    EXPECT_EQ(d.fix_it && !d.fix_it->fix.empty(), want.fixed) << path;
+    if (want.fixed && d.fix_it) {
+      EXPECT_TRUE(CheckOrPlan(Apply(text, d.fix_it->fix), plan).ok) << path;
     }
   }
 }
