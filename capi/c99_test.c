@@ -69,6 +69,23 @@ int main(void) {
   EXPECT(diagnostic.severity == SP_SEVERITY_ERROR);
   EXPECT(diagnostic.pointer.data != NULL && diagnostic.pointer.data[diagnostic.pointer.size] == '\0');
   EXPECT_ERROR(sp_result_diagnostic(result, 1, &diagnostic), SP_ERROR_OUT_OF_RANGE);
+  /* Its group, and no fix-it. */
+  {
+    sp_diagnostic_group group;
+    sp_fix_operation operation;
+    sp_str help;
+    EXPECT(sp_result_group_count(result, &count) == NULL && count == 1);
+    EXPECT(sp_result_group(result, 0, &group) == NULL);
+    EXPECT(strcmp(group.code.data, "partial-parameter") == 0 && group.severity == SP_SEVERITY_ERROR);
+    EXPECT(group.count == 1 && group.num_listed == 1 && group.listed[0] == 0);
+    EXPECT(group.pointer.size == diagnostic.pointer.size &&
+           memcmp(group.pointer.data, diagnostic.pointer.data, group.pointer.size) == 0);
+    EXPECT_ERROR(sp_result_group(result, 1, &group), SP_ERROR_OUT_OF_RANGE);
+    EXPECT(sp_result_diagnostic_help(result, 0, &help) == NULL && help.data == NULL);
+    EXPECT(sp_result_diagnostic_fix_count(result, 0, &count) == NULL && count == 0);
+    EXPECT_ERROR(sp_result_diagnostic_fix(result, 0, 0, &operation), SP_ERROR_OUT_OF_RANGE);
+    EXPECT_ERROR(sp_result_diagnostic_help(result, 1, &help), SP_ERROR_OUT_OF_RANGE);
+  }
   EXPECT(sp_result_json(result, &json) == NULL && json.size > 0 && json.data[0] == '{');
   EXPECT_ERROR(sp_result_json(NULL, &json), SP_ERROR_NULL_ARGUMENT);
   /* The check failed, yet its owner was collected; no parameter is owned. */

@@ -6,9 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,11 +15,13 @@
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
 #include "rapidjson/pointer.h"
+#include "tests/support/read_file.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using rapidjson::Value;
+using shardplan::ReadFile;
 
 sp_str S(std::string_view s) { return {s.data(), s.size()}; }
 std::string Str(sp_str s) { return s.data == nullptr ? "<absent>" : std::string(s.data, s.size); }
@@ -37,13 +37,6 @@ std::string Message(sp_error* error) {
   std::string message = sp_error_message(error);
   sp_error_delete(error);
   return message;
-}
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 std::vector<fs::path> Cases() {
@@ -129,7 +122,7 @@ TEST(CApi, Versions) {
 TEST(CApi, ResultEqualsTheEngineOnEveryConformanceCase) {
   for (const fs::path& path : Cases()) {
     SCOPED_TRACE(path.string());
-    const std::string text = ReadFile(path);
+    const std::string text = ReadFile(path).value();
     absl::StatusOr<shardplan::Result> engine = shardplan::Check(text, {});
     ASSERT_TRUE(engine.ok());
     EXPECT_EQ(CheckJson(text), shardplan::ResultToJson(*engine));
@@ -196,6 +189,16 @@ TEST(CApi, NullArgumentsAreErrors) {
       {"count out", sp_result_diagnostic_count(result, nullptr)},
       {"diagnostic result", sp_result_diagnostic(nullptr, 0, &d)},
       {"diagnostic out", sp_result_diagnostic(result, 0, nullptr)},
+      {"help result", sp_result_diagnostic_help(nullptr, 0, &str)},
+      {"help out", sp_result_diagnostic_help(result, 0, nullptr)},
+      {"fix_count result", sp_result_diagnostic_fix_count(nullptr, 0, &count)},
+      {"fix_count out", sp_result_diagnostic_fix_count(result, 0, nullptr)},
+      {"fix result", sp_result_diagnostic_fix(nullptr, 0, 0, nullptr)},
+      {"fix out", sp_result_diagnostic_fix(result, 0, 0, nullptr)},
+      {"group_count result", sp_result_group_count(nullptr, &count)},
+      {"group_count out", sp_result_group_count(result, nullptr)},
+      {"group result", sp_result_group(nullptr, 0, nullptr)},
+      {"group out", sp_result_group(result, 0, nullptr)},
       {"json result", sp_result_json(nullptr, &str)},
       {"json out", sp_result_json(result, nullptr)},
       {"layout_create", sp_layout_create(nullptr)},
@@ -350,10 +353,10 @@ TEST(CApi, ParseOptionsApplyTheLimits) {
 
 TEST(CApi, ThreadsGiveTheSameResultAndDocumentsAreShared) {
   for (const fs::path& path : Cases()) {
-    const std::string text = ReadFile(path);
+    const std::string text = ReadFile(path).value();
     ASSERT_EQ(CheckJson(text, 1), CheckJson(text, 3)) << path;
   }
-  const std::string text = ReadFile("tests/conformance/cases/000-tiny-llama.json");
+  const std::string text = ReadFile("tests/conformance/cases/000-tiny-llama.json").value();
   const std::string want = CheckJson(text, 1);
   sp_document* doc = nullptr;
   ASSERT_EQ(Code(sp_document_parse(S(text), nullptr, &doc)), SP_OK);
@@ -382,7 +385,7 @@ TEST(CApi, ThreadsGiveTheSameResultAndDocumentsAreShared) {
 
 TEST(CApi, ResultsOutliveTheirDocument) {
   sp_document* doc = nullptr;
-  ASSERT_EQ(Code(sp_document_parse(S(ReadFile("tests/conformance/cases/000-tiny-llama.json")), nullptr, &doc)),
+  ASSERT_EQ(Code(sp_document_parse(S(ReadFile("tests/conformance/cases/000-tiny-llama.json").value()), nullptr, &doc)),
             SP_OK);
   sp_result* result = nullptr;
   ASSERT_EQ(Code(sp_document_check(doc, nullptr, &result)), SP_OK);
@@ -396,7 +399,7 @@ TEST(CApi, ResultsOutliveTheirDocument) {
 // Parses and checks `path`; the result, with the document deleted.
 sp_result* CheckFile(const std::string& path) {
   sp_document* doc = nullptr;
-  EXPECT_EQ(Code(sp_document_parse(S(ReadFile(path)), nullptr, &doc)), SP_OK);
+  EXPECT_EQ(Code(sp_document_parse(S(ReadFile(path).value()), nullptr, &doc)), SP_OK);
   sp_result* result = nullptr;
   EXPECT_EQ(Code(sp_document_check(doc, nullptr, &result)), SP_OK);
   sp_document_delete(doc);
@@ -1156,7 +1159,7 @@ Tally CompareBuilderWithParser(const std::vector<fs::path>& paths, bool plan) {
   Tally tally;
   for (const fs::path& path : paths) {
     SCOPED_TRACE(path.string());
-    const std::string text = ReadFile(path);
+    const std::string text = ReadFile(path).value();
     rapidjson::Document dom;
     dom.Parse(text.c_str(), text.size());
     if (dom.HasParseError()) {
@@ -1228,6 +1231,85 @@ TEST(CApiBuilder, EqualsTheJsonDocumentOnTheExamples) {
   ASSERT_GE(examples.size(), 3u);
   const Tally tally = CompareBuilderWithParser(examples, /*plan=*/true);
   EXPECT_EQ(tally.compared, static_cast<int>(examples.size()));
+}
+
+
+// Reads the groups and each diagnostic's help and fix through the ABI and
+// compares them with the engine's, field by field; returns how many
+// diagnostics had help and a fix, and the largest group.
+struct FixItTally {
+  int with_help = 0;
+  int with_fix = 0;
+  size_t largest_group = 0;
+};
+void ExpectGroupsAndFixItsOf(const shardplan::Result& engine, const sp_result* result, FixItTally* tally) {
+  size_t count = 0;
+  ASSERT_EQ(Code(sp_result_group_count(result, &count)), SP_OK);
+  ASSERT_EQ(count, engine.groups.size());
+  for (size_t i = 0; i < count; ++i) {
+    sp_diagnostic_group g;
+    ASSERT_EQ(Code(sp_result_group(result, i, &g)), SP_OK);
+    const shardplan::DiagnosticGroup& want = engine.groups[i];
+    EXPECT_EQ(Str(g.code), want.code);
+    EXPECT_EQ(Str(g.pointer), want.pointer.value_or("<absent>"));
+    EXPECT_EQ(g.count, want.count);
+    EXPECT_EQ(std::vector<size_t>(g.listed, g.listed + g.num_listed), want.listed);
+    tally->largest_group = std::max(tally->largest_group, g.count);
+  }
+  sp_diagnostic_group past;
+  EXPECT_EQ(Code(sp_result_group(result, count, &past)), SP_ERROR_OUT_OF_RANGE);
+
+  for (size_t i = 0; i < engine.diagnostics.size(); ++i) {
+    const shardplan::Diagnostic& want = engine.diagnostics[i];
+    sp_str help{};
+    ASSERT_EQ(Code(sp_result_diagnostic_help(result, i, &help)), SP_OK);
+    EXPECT_EQ(Str(help), want.fix_it ? want.fix_it->help : "<absent>");
+    const std::vector<shardplan::FixOperation> want_fix = want.fix_it ? want.fix_it->fix : shardplan::FixIt().fix;
+    size_t operations = 99;
+    ASSERT_EQ(Code(sp_result_diagnostic_fix_count(result, i, &operations)), SP_OK);
+    ASSERT_EQ(operations, want_fix.size());
+    for (size_t k = 0; k < operations; ++k) {
+      sp_fix_operation op;
+      ASSERT_EQ(Code(sp_result_diagnostic_fix(result, i, k, &op)), SP_OK);
+      EXPECT_EQ(Str(op.op), want_fix[k].op);
+      EXPECT_EQ(Str(op.path), want_fix[k].path);
+      EXPECT_EQ(Str(op.from), want_fix[k].from.value_or("<absent>"));
+      EXPECT_EQ(Str(op.value), want_fix[k].value.value_or("<absent>"));
+    }
+    sp_fix_operation past_op{};
+    EXPECT_EQ(Code(sp_result_diagnostic_fix(result, i, operations, &past_op)), SP_ERROR_OUT_OF_RANGE);
+    EXPECT_EQ(past_op.op.data, nullptr);  // untouched
+    tally->with_help += want.fix_it ? 1 : 0;
+    tally->with_fix += want_fix.empty() ? 0 : 1;
+  }
+  const size_t n = engine.diagnostics.size();
+  sp_str help{};
+  EXPECT_EQ(Code(sp_result_diagnostic_help(result, n, &help)), SP_ERROR_OUT_OF_RANGE);
+  EXPECT_EQ(Code(sp_result_diagnostic_fix_count(result, n, &count)), SP_ERROR_OUT_OF_RANGE);
+}
+
+TEST(CApi, GroupsHelpAndFixEqualTheEngineOnTheGoldenCases) {
+  const std::vector<fs::path> cases = JsonFiles("tests/golden/cases");
+  ASSERT_GE(cases.size(), 90u);
+  FixItTally tally;
+  for (const fs::path& path : cases) {
+    SCOPED_TRACE(path.string());
+    const std::string text = ReadFile(path).value();
+    absl::StatusOr<shardplan::Result> engine = shardplan::Check(text, {});
+    ASSERT_TRUE(engine.ok());
+    sp_document* doc = nullptr;
+    ASSERT_EQ(Code(sp_document_parse(S(text), nullptr, &doc)), SP_OK);
+    sp_result* result = nullptr;
+    ASSERT_EQ(Code(sp_document_check(doc, nullptr, &result)), SP_OK);
+    ExpectGroupsAndFixItsOf(*engine, result, &tally);
+    sp_result_delete(result);
+    sp_document_delete(doc);
+  }
+  // The cases have fix-its (the .typo and .glob ones) and a group of
+  // several diagnostics (the over-wide glob).
+  EXPECT_GE(tally.with_help, 5);
+  EXPECT_GE(tally.with_fix, 4);
+  EXPECT_GE(tally.largest_group, 2u);
 }
 
 }  // namespace

@@ -143,6 +143,32 @@ sp_error* TextList(const sp_str* items, size_t count, const char* name, std::vec
 sp_str OutStr(const std::string& s) { return {s.c_str(), s.size()}; }
 sp_str OutStr(const std::optional<std::string>& s) { return s ? OutStr(*s) : sp_str{nullptr, 0}; }
 
+sp_severity SeverityOf(shardplan::Severity severity) {
+  switch (severity) {
+    case shardplan::Severity::kError: return SP_SEVERITY_ERROR;
+    case shardplan::Severity::kWarning: return SP_SEVERITY_WARNING;
+    case shardplan::Severity::kInfo: return SP_SEVERITY_INFO;
+  }
+  return SP_SEVERITY_ERROR;
+}
+
+// Diagnostic `index` of `result`, or the out-of-range error.
+sp_error* DiagnosticAt(const sp_result& result, size_t index, const shardplan::Diagnostic** out) {
+  const std::vector<shardplan::Diagnostic>& all = result.result.diagnostics;
+  if (index >= all.size()) {
+    return Error(SP_ERROR_OUT_OF_RANGE,
+                 absl::StrCat("diagnostic index ", index, " out of range (the result has ", all.size(), ")"));
+  }
+  *out = &all[index];
+  return nullptr;
+}
+
+// The operations of `d`'s fix; none when it has no fix-it.
+const std::vector<shardplan::FixOperation>& FixOf(const shardplan::Diagnostic& d) {
+  static const std::vector<shardplan::FixOperation> kNone;
+  return d.fix_it ? d.fix_it->fix : kNone;
+}
+
 // ---- Builder arguments ------------------------------------------------------
 
 // The views of `strings`, for the core builder (which copies them).
@@ -416,24 +442,79 @@ sp_error* sp_result_diagnostic(const sp_result* result, size_t index, sp_diagnos
   return Guard([&]() -> sp_error* {
     SP_REQUIRE(result);
     SP_REQUIRE(out_diagnostic);
-    const std::vector<shardplan::Diagnostic>& all = result->result.diagnostics;
-    if (index >= all.size()) {
-      return Error(SP_ERROR_OUT_OF_RANGE,
-                   absl::StrCat("diagnostic index ", index, " out of range (the result has ", all.size(), ")"));
-    }
-    const shardplan::Diagnostic& d = all[index];
+    const shardplan::Diagnostic* found = nullptr;
+    if (sp_error* e = DiagnosticAt(*result, index, &found)) return e;
+    const shardplan::Diagnostic& d = *found;
     sp_diagnostic out;
     out.code = OutStr(d.code);
-    switch (d.severity) {
-      case shardplan::Severity::kError: out.severity = SP_SEVERITY_ERROR; break;
-      case shardplan::Severity::kWarning: out.severity = SP_SEVERITY_WARNING; break;
-      case shardplan::Severity::kInfo: out.severity = SP_SEVERITY_INFO; break;
-    }
+    out.severity = SeverityOf(d.severity);
     out.message = OutStr(d.message);
     out.fqn = OutStr(d.fqn);
     out.parameter = OutStr(d.parameter);
     out.pointer = OutStr(d.pointer);
     *out_diagnostic = out;
+    return nullptr;
+  });
+}
+
+sp_error* sp_result_diagnostic_help(const sp_result* result, size_t index, sp_str* out_help) {
+  return Guard([&]() -> sp_error* {
+    SP_REQUIRE(result);
+    SP_REQUIRE(out_help);
+    const shardplan::Diagnostic* d = nullptr;
+    if (sp_error* e = DiagnosticAt(*result, index, &d)) return e;
+    *out_help = d->fix_it ? OutStr(d->fix_it->help) : sp_str{nullptr, 0};
+    return nullptr;
+  });
+}
+
+sp_error* sp_result_diagnostic_fix_count(const sp_result* result, size_t index, size_t* out_count) {
+  return Guard([&]() -> sp_error* {
+    SP_REQUIRE(result);
+    SP_REQUIRE(out_count);
+    const shardplan::Diagnostic* d = nullptr;
+    if (sp_error* e = DiagnosticAt(*result, index, &d)) return e;
+    *out_count = FixOf(*d).size();
+    return nullptr;
+  });
+}
+
+sp_error* sp_result_diagnostic_fix(const sp_result* result, size_t index, size_t operation,
+                                   sp_fix_operation* out_operation) {
+  return Guard([&]() -> sp_error* {
+    SP_REQUIRE(result);
+    SP_REQUIRE(out_operation);
+    const shardplan::Diagnostic* d = nullptr;
+    if (sp_error* e = DiagnosticAt(*result, index, &d)) return e;
+    const std::vector<shardplan::FixOperation>& fix = FixOf(*d);
+    if (operation >= fix.size()) {
+      return Error(SP_ERROR_OUT_OF_RANGE, absl::StrCat("fix operation ", operation, " out of range (diagnostic ", index,
+                                                       "'s fix has ", fix.size(), ")"));
+    }
+    const shardplan::FixOperation& op = fix[operation];
+    *out_operation = {OutStr(op.op), OutStr(op.path), OutStr(op.from), OutStr(op.value)};
+    return nullptr;
+  });
+}
+
+sp_error* sp_result_group_count(const sp_result* result, size_t* out_count) {
+  SP_REQUIRE(result);
+  SP_REQUIRE(out_count);
+  *out_count = result->result.groups.size();
+  return nullptr;
+}
+
+sp_error* sp_result_group(const sp_result* result, size_t index, sp_diagnostic_group* out_group) {
+  return Guard([&]() -> sp_error* {
+    SP_REQUIRE(result);
+    SP_REQUIRE(out_group);
+    const std::vector<shardplan::DiagnosticGroup>& groups = result->result.groups;
+    if (index >= groups.size()) {
+      return Error(SP_ERROR_OUT_OF_RANGE,
+                   absl::StrCat("group index ", index, " out of range (the result has ", groups.size(), ")"));
+    }
+    const shardplan::DiagnosticGroup& g = groups[index];
+    *out_group = {OutStr(g.code), SeverityOf(g.severity), OutStr(g.pointer), g.count, g.listed.data(), g.listed.size()};
     return nullptr;
   });
 }

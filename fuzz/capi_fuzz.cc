@@ -100,6 +100,64 @@ void Access(const sp_result* result, size_t index, Count count, Read read) {
   }
 }
 
+// Every diagnostic is listed in exactly one group, in order of each group's
+// first diagnostic, and a group's diagnostics share its code and pointer.
+void Groups(const sp_result* result) {
+  size_t groups = 0, diagnostics = 0;
+  FUZZ_CHECK(Take(sp_result_group_count(result, &groups)) == SP_OK, "group count failed");
+  FUZZ_CHECK(Take(sp_result_diagnostic_count(result, &diagnostics)) == SP_OK, "count failed");
+  std::vector<int> seen(diagnostics, 0);
+  size_t previous_first = 0;
+  for (size_t i = 0; i < groups; ++i) {
+    sp_diagnostic_group g;
+    FUZZ_CHECK(Take(sp_result_group(result, i, &g)) == SP_OK, "group %zu failed", i);
+    FUZZ_CHECK(g.num_listed == g.count && g.count > 0, "group %zu lists %zu of %zu", i, g.num_listed, g.count);
+    FUZZ_CHECK(i == 0 || g.listed[0] > previous_first, "groups out of order at %zu", i);
+    previous_first = g.listed[0];
+    for (size_t k = 0; k < g.num_listed; ++k) {
+      FUZZ_CHECK(g.listed[k] < diagnostics && seen[g.listed[k]]++ == 0, "group %zu lists %zu twice or past the end", i,
+                 g.listed[k]);
+      sp_diagnostic d;
+      FUZZ_CHECK(Take(sp_result_diagnostic(result, g.listed[k], &d)) == SP_OK, "diagnostic failed");
+      FUZZ_CHECK(std::string_view(d.code.data, d.code.size) == std::string_view(g.code.data, g.code.size) &&
+                     (d.pointer.data == nullptr) == (g.pointer.data == nullptr) &&
+                     (d.pointer.data == nullptr ||
+                      std::string_view(d.pointer.data, d.pointer.size) ==
+                          std::string_view(g.pointer.data, g.pointer.size)),
+                 "diagnostic %zu differs from its group %zu", g.listed[k], i);
+    }
+  }
+  for (size_t k = 0; k < diagnostics; ++k) FUZZ_CHECK(seen[k] == 1, "diagnostic %zu is in no group", k);
+}
+
+// Diagnostic `index`'s help and operation `operation` of its fix: read in
+// range, refused past it with the outputs untouched.
+void FixIt(const sp_result* result, size_t index, size_t operation) {
+  size_t diagnostics = 0, operations = 0;
+  FUZZ_CHECK(Take(sp_result_diagnostic_count(result, &diagnostics)) == SP_OK, "count failed");
+  sp_str help{nullptr, 7};
+  const sp_error_code help_code = Take(sp_result_diagnostic_help(result, index, &help));
+  const sp_error_code count_code = Take(sp_result_diagnostic_fix_count(result, index, &operations));
+  if (index >= diagnostics) {
+    FUZZ_CHECK(help_code == SP_ERROR_OUT_OF_RANGE && count_code == SP_ERROR_OUT_OF_RANGE, "help past the end");
+    FUZZ_CHECK(help.data == nullptr && help.size == 7 && operations == 0, "a failed read wrote its output");
+    return;
+  }
+  FUZZ_CHECK(help_code == SP_OK && count_code == SP_OK, "help or fix count of %zu failed", index);
+  FUZZ_CHECK(help.data == nullptr || help.data[help.size] == '\0', "help not NUL-terminated");
+  sp_fix_operation op;
+  std::memset(&op, 0xab, sizeof op);
+  const sp_fix_operation before = op;
+  const sp_error_code code = Take(sp_result_diagnostic_fix(result, index, operation, &op));
+  if (operation < operations) {
+    FUZZ_CHECK(code == SP_OK && op.op.data != nullptr && op.path.data != nullptr, "fix operation failed");
+  } else {
+    FUZZ_CHECK(code == SP_ERROR_OUT_OF_RANGE, "fix operation %zu of %zu: code %d", operation, operations,
+               static_cast<int>(code));
+    FUZZ_CHECK(std::memcmp(&op, &before, sizeof op) == 0, "a failed read wrote its output");
+  }
+}
+
 template <typename T, void (*Delete)(T*)>
 struct Handles {
   std::vector<T*> all;
@@ -302,7 +360,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const sp_result* result = results.Pick(in);
         if (result == nullptr) break;
         const size_t index = in.Index(8);
-        switch (in.Byte() % 7) {
+        switch (in.Byte() % 9) {
           case 0:
             Access<sp_diagnostic>(result, index, sp_result_diagnostic_count, sp_result_diagnostic);
             break;
@@ -318,7 +376,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           case 4:
             Access<sp_owned_parameter>(result, index, sp_result_owned_parameter_count, sp_result_owned_parameter);
             break;
-          case 5: {
+          case 5:
+            Access<sp_diagnostic_group>(result, index, sp_result_group_count, sp_result_group);
+            Groups(result);
+            break;
+          case 6:
+            FixIt(result, index, in.Byte());
+            break;
+          case 7: {
             sp_memory memory{};
             int present = 0;
             Take(sp_result_memory(result, &memory, &present));

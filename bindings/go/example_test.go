@@ -1,6 +1,7 @@
 package shardplan_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
@@ -9,7 +10,9 @@ import (
 	shardplan "github.com/shardplan/shardplan/bindings/go"
 )
 
-// Check a document and print its diagnostics (the README's example).
+// Check a document and print its diagnostics, with the help and the fix
+// (RFC 6902 JSON Patch operations) of those the engine knows how to fix
+// (the README's example).
 func Example() {
 	data, err := os.ReadFile("../../examples/tiny-llama-broken.json")
 	if err != nil {
@@ -28,13 +31,57 @@ func Example() {
 	fmt.Println("ok:", res.OK())
 	for _, d := range res.Diagnostics() {
 		fmt.Println(d)
+		if d.Help != nil {
+			fmt.Println("  help:", *d.Help)
+		}
+		for _, op := range d.Fix {
+			fmt.Println("  fix:", op)
+		}
 	}
 	// Output:
 	// ok: false
 	// error[native-no-match]: native binding pattern 'layer.*.mlp' matched no module (at "/providers/native/0/match/0")
 	// error[ports-mismatch]: module-owned in_src and in_dst must declare the same input names (at "/modules/layers.0.self_attn/family/sharding/in_dst")
 	// error[unknown-axis]: module layouts cannot declare storage/unknown axis 'pp' (at "/modules/layers.1.self_attn/family/sharding/params/o_proj.weight/pp")
+	//   help: did you mean 'dp'? (the mesh's axes are 'dp', 'tp')
+	//   fix: {"op":"move","from":"/modules/layers.1.self_attn/family/sharding/params/o_proj.weight/pp","path":"/modules/layers.1.self_attn/family/sharding/params/o_proj.weight/dp"}
 	// error[shared-conflict]: shared parameter 'lm_head.weight' has conflicting layouts (at "/providers/sharding/lm_head/params/weight")
+}
+
+// Group the diagnostics by cause: one over-wide native pattern
+// ('layers.*.mlp.experts.*' also matches the experts' own Linear modules)
+// gives one diagnostic per module it should not have matched.
+func ExampleResult_Groups() {
+	data, err := os.ReadFile("../../tests/golden/cases/overlapping-communication.glob.fail.json")
+	if err != nil {
+		log.Fatal(err)
+	}
+	doc, err := shardplan.Parse(data, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer doc.Close()
+	res, err := doc.Check(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer res.Close()
+	fmt.Println(res.Len(), "diagnostics in", len(res.Groups()), "groups")
+	for _, g := range res.Groups()[:3] {
+		fmt.Println(g, g.Listed)
+	}
+	first := res.Diagnostics()[res.Groups()[0].Listed[0]]
+	patch, err := json.Marshal(first.Fix) // a JSON Patch document
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("fix:", string(patch))
+	// Output:
+	// 42 diagnostics in 9 groups
+	// error[overlapping-communication] x6 (at "/providers/native/0/parallel") [0 1 2 3 4 5]
+	// error[unknown-forward-input] x6 (at "/providers/native/0/sharding/in_src/x") [6 7 8 9 10 11]
+	// error[nested-duplicate] x2 (at "/providers/native/0/sharding/params/gate_proj.weight") [12 27]
+	// fix: [{"op":"replace","path":"/providers/native/0/match","value":["layers.*.mlp.experts.[0-9]"]}]
 }
 
 // Build a one-layer model with a Builder and check it.

@@ -386,8 +386,8 @@ func (s Severity) String() string {
 }
 
 // Diagnostic is one finding about a document. The optional fields are nil
-// when absent (null in the result JSON); the root module's FQN is present
-// and empty, so FQN != nil && *FQN == "".
+// when absent (null, or no key, in the result JSON); the root module's FQN
+// is present and empty, so FQN != nil && *FQN == "".
 type Diagnostic struct {
 	Code      string // stable kebab-case code, e.g. "shared-conflict"
 	Severity  Severity
@@ -395,10 +395,17 @@ type Diagnostic struct {
 	FQN       *string // the module the finding is about ("" is the root)
 	Parameter *string // the parameter's full name
 	Pointer   *string // RFC 6901 JSON pointer of the declaration at fault
+	// Help says what to change, where the engine knows ("did you mean
+	// 'tp'? (the mesh's axes are 'tp')"); nil when it does not. Since 0.7.
+	Help *string
+	// Fix is an RFC 6902 JSON Patch that fixes the finding: applied to the
+	// document in order, its operations make the finding go away without
+	// adding an error. nil when there is none. Since 0.7.
+	Fix []FixOperation
 }
 
 // String formats the diagnostic on one line: "error[code]: message", then
-// ` (at "pointer")` when it has a JSON pointer.
+// ` (at "pointer")` when it has a JSON pointer. It leaves out Help and Fix.
 func (d Diagnostic) String() string {
 	s := d.Severity.String() + "[" + d.Code + "]: " + d.Message
 	if d.Pointer != nil {
@@ -408,17 +415,18 @@ func (d Diagnostic) String() string {
 }
 
 // Result is the outcome of checking or planning a document. OK, Len,
-// Diagnostics and, for a planned result, Memory, PlanEntries and
-// CommunicationRecords are copied into Go memory when the result is made
-// and keep working after Close. JSON is made by the library on first use (for a large model that
+// Diagnostics (with their help and fix), Groups and, for a planned result,
+// Memory, PlanEntries and CommunicationRecords are copied into Go memory
+// when the result is made and keep working after Close. JSON is made by the library on first use (for a large model that
 // costs a good part of the check's time, so a caller that never asks for it
-// does not pay) and then cached. Diagnostic, PlanEntry and
+// does not pay) and then cached. Diagnostic, Group, PlanEntry and
 // CommunicationRecord read the library's result.
 type Result struct {
 	mu       sync.RWMutex
 	ptr      *C.sp_result
 	ok       bool
 	diags    []Diagnostic
+	groups   []DiagnosticGroup     // diagnostics.go
 	memory   *Memory               // nil: not planned
 	plan     []PlanEntry           // plan.go
 	comm     []CommunicationRecord // plan.go
@@ -450,6 +458,10 @@ func newResult(p *C.sp_result) (*Result, error) {
 		}
 		r.diags = append(r.diags, d)
 	}
+	if err := r.copyGroups(); err != nil {
+		r.Close()
+		return nil, err
+	}
 	if err := r.copyPlan(); err != nil {
 		r.Close()
 		return nil, err
@@ -462,6 +474,14 @@ func (r *Result) diagnostic(i C.size_t) (Diagnostic, error) {
 	if err := takeError(C.sp_result_diagnostic(r.ptr, i, &cd)); err != nil {
 		return Diagnostic{}, err
 	}
+	var help C.sp_str
+	if err := takeError(C.sp_result_diagnostic_help(r.ptr, i, &help)); err != nil {
+		return Diagnostic{}, err
+	}
+	fix, err := r.diagnosticFix(i)
+	if err != nil {
+		return Diagnostic{}, err
+	}
 	return Diagnostic{
 		Code:      goString(cd.code),
 		Severity:  Severity(cd.severity),
@@ -469,6 +489,8 @@ func (r *Result) diagnostic(i C.size_t) (Diagnostic, error) {
 		FQN:       goOptString(cd.fqn),
 		Parameter: goOptString(cd.parameter),
 		Pointer:   goOptString(cd.pointer),
+		Help:      goOptString(help),
+		Fix:       fix,
 	}, nil
 }
 
@@ -479,9 +501,16 @@ func (r *Result) OK() bool { return r.ok }
 func (r *Result) Len() int { return len(r.diags) }
 
 // Diagnostics returns the diagnostics in evaluation order: the first one is
-// the reference framework's error. The slice is a copy.
+// the reference framework's error. The slice is a copy, and so is each
+// diagnostic's Fix.
 func (r *Result) Diagnostics() []Diagnostic {
-	return append([]Diagnostic(nil), r.diags...)
+	out := append([]Diagnostic(nil), r.diags...)
+	for i := range out {
+		if out[i].Fix != nil {
+			out[i].Fix = append([]FixOperation(nil), out[i].Fix...)
+		}
+	}
+	return out
 }
 
 // Diagnostic reads diagnostic i from the library's result; an index out of
@@ -522,7 +551,7 @@ func (r *Result) JSON() string {
 	return r.json
 }
 
-// Close frees the library's result. OK, Len, Diagnostics, Memory,
+// Close frees the library's result. OK, Len, Diagnostics, Groups, Memory,
 // PlanEntries and CommunicationRecords stay available, and JSON if it was
 // called before. Close is idempotent and always returns nil.
 func (r *Result) Close() error {

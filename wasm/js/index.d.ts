@@ -61,6 +61,48 @@ export interface Diagnostic {
   parameter: string | null;
   /** RFC 6901 JSON pointer of the declaration at fault; null when absent. */
   pointer: string | null;
+  /**
+   * What to change, present only where the engine knows: "did you mean 'proj'?" for a misspelt
+   * name, the nearest mesh axis and the mesh's axes for an unknown axis.
+   */
+  help?: string;
+  /**
+   * Present only where the change is mechanical: an RFC 6902 JSON Patch on the input document
+   * that, applied alone, removes this finding and adds no error that was not there.
+   */
+  fix?: FixOperation[];
+}
+
+/** One operation of a diagnostic's fix (RFC 6902; sp_fix_operation). */
+export type FixOperation =
+  /** Renames an object member (or moves a value): the value at `from` goes to `path`. */
+  | { op: 'move'; from: string; path: string }
+  /** Replaces the value at `path` by `value` (a JSON value: a string, an array of strings, ...). */
+  | { op: 'replace'; path: string; value: unknown };
+
+/**
+ * Diagnostics with one cause: the same code at the same pointer (as one over-wide native pattern
+ * gives one diagnostic per module it should not have matched). Every diagnostic is in exactly one
+ * group; groups come in the order of their first diagnostic.
+ */
+export interface DiagnosticGroup {
+  code: string;
+  severity: Severity;
+  /** The pointer of its diagnostics; null for diagnostics without one. */
+  pointer: string | null;
+  /** How many diagnostics it has. */
+  count: number;
+  /** Their indexes in `diagnostics`, in increasing order (every one: the wasm API lists them all). */
+  listed: number[];
+}
+
+/** What checkDiagnostics() returns: check()'s keys of the same names. */
+export interface DiagnosticsResult {
+  ok: boolean;
+  diagnostics: Diagnostic[];
+  groups: DiagnosticGroup[];
+  /** Diagnostics per code, in the order the codes first occur (the groups' counts added up). */
+  counts: Record<string, number>;
 }
 
 /** A module's layout as in the result (and the document): port -> name -> axis -> placement. */
@@ -93,6 +135,9 @@ export interface CheckResult {
   schema: 'shardplan.result.v1';
   ok: boolean;
   diagnostics: Diagnostic[];
+  groups: DiagnosticGroup[];
+  /** Diagnostics per code, in the order the codes first occur; {} when there is none. */
+  counts: Record<string, number>;
   owned?: Owned;
 }
 
@@ -226,8 +271,12 @@ export class Shardplan {
   plan(text: DocumentInput, options?: CheckOptions | null): PlanResult;
   /** The plan result JSON text, byte for byte what `shardplan plan --format json` prints (no newline). */
   planJson(text: DocumentInput, options?: CheckOptions | null): string;
-  /** The verdict and the diagnostics only, without building the result JSON (faster for big models). */
-  checkDiagnostics(text: DocumentInput, options?: CheckOptions | null): { ok: boolean; diagnostics: Diagnostic[] };
+  /**
+   * The verdict, the diagnostics (with their help and fix) and their groups only, read through
+   * the C ABI without building the result JSON (faster for big models). Throws ShardplanError
+   * INCOMPATIBLE_ABI for an engine older than release 0.7.
+   */
+  checkDiagnostics(text: DocumentInput, options?: CheckOptions | null): DiagnosticsResult;
   /**
    * check(), plus who owns what as the engine decided it, through the C ABI's owner accessors: the
    * owners (also of a failed check) and the owned parameters with their placements. Throws

@@ -60,6 +60,7 @@ export function checkAbi(found) {
 }
 
 const SEVERITIES = ['error', 'warning', 'info']; // sp_severity 0, 1, 2
+const severityName = (severity) => SEVERITIES[severity] ?? `severity ${severity}`;
 const U32_MAX = 0xffffffff;
 const U64_MAX = (1n << 64n) - 1n;
 
@@ -70,9 +71,28 @@ const S_CHECK_OPTIONS = 32; // sp_check_options            (u32: 4 bytes)
 const S_OUT_DOCUMENT = 36; // sp_document*                 (4 bytes)
 const S_OUT_RESULT = 40; //   sp_result*                   (4 bytes)
 const S_OUT_VALUE = 44; //    int / size_t / sp_str        (8 bytes)
-const S_RECORD = 56; //       sp_diagnostic (5 sp_str + 1 int), sp_owner (5 sp_str + 1 size_t) or
-//                           sp_owned_parameter (3 sp_str + 1 size_t): 44 bytes at most
+const S_RECORD = 56; //       sp_diagnostic (5 sp_str + 1 int), sp_owner (5 sp_str + 1 size_t),
+//                           sp_owned_parameter (3 sp_str + 1 size_t), sp_fix_operation (4 sp_str) or
+//                           sp_diagnostic_group (2 sp_str + 1 int + 3 words): 44 bytes at most
 const SCRATCH_BYTES = 104;
+
+// Field offsets of sp_diagnostic, sp_fix_operation and sp_diagnostic_group.
+const DIAGNOSTIC_CODE = 0;
+const DIAGNOSTIC_SEVERITY = 8;
+const DIAGNOSTIC_MESSAGE = 12;
+const DIAGNOSTIC_FQN = 20;
+const DIAGNOSTIC_PARAMETER = 28;
+const DIAGNOSTIC_POINTER = 36;
+const FIX_OP = 0;
+const FIX_PATH = 8;
+const FIX_FROM = 16;
+const FIX_VALUE = 24;
+const GROUP_CODE = 0;
+const GROUP_SEVERITY = 8;
+const GROUP_POINTER = 12;
+const GROUP_COUNT = 20;
+const GROUP_LISTED = 24;
+const GROUP_NUM_LISTED = 28;
 
 // Field offsets of sp_owner and sp_owned_parameter (wasm32: sp_str 8 bytes, size_t 4).
 const OWNER_FQN = 0;
@@ -228,12 +248,22 @@ export class Shardplan {
   }
 
   /**
-   * Like check(), but reads only the verdict and the diagnostics, through sp_result_ok and
-   * sp_result_diagnostic, without building the result JSON (cheaper for large models, whose
-   * `owned` section is large). Each diagnostic has the keys of the JSON result's diagnostics
-   * but `help` and `fix`, which the C ABI does not give yet.
+   * Like check(), but reads only the verdict, the diagnostics and their groups through the C ABI
+   * (sp_result_ok, sp_result_diagnostic with its help and fix, sp_result_group), without building
+   * the result JSON (cheaper for large models, whose `owned` section is large): `{ok, diagnostics,
+   * groups, counts}`, equal to those keys of check()'s result. `counts` is added up from the
+   * groups, as the result JSON's is. Throws ShardplanError INCOMPATIBLE_ABI for an engine older
+   * than release 0.7 (it exports no sp_result_group).
    */
   checkDiagnostics(text, options) {
+    const m = this.#m;
+    if (typeof m._sp_result_group !== 'function' || typeof m._sp_result_diagnostic_help !== 'function') {
+      throw new ShardplanError(
+        ErrorCode.INCOMPATIBLE_ABI,
+        'this shardplan engine cannot give help, fixes or groups: it exports no sp_result_group (it ' +
+          'was built before release 0.7). Use the shardplan.mjs built from the same source tree as this index.mjs.',
+      );
+    }
     return this.#withResult(text, options, (m, scratch, result) => {
       const out = scratch + S_OUT_VALUE;
       this.#call(m._sp_result_ok(result, out));
@@ -241,19 +271,57 @@ export class Shardplan {
       this.#call(m._sp_result_diagnostic_count(result, out));
       const count = m.HEAPU32[out >>> 2];
       const diagnostics = [];
-      const d = scratch + S_RECORD;
+      const r = scratch + S_RECORD;
       for (let i = 0; i < count; i++) {
-        this.#call(m._sp_result_diagnostic(result, i, d));
-        diagnostics.push({
-          code: this.#str(d),
-          severity: SEVERITIES[m.HEAP32[(d + 8) >>> 2]] ?? `severity ${m.HEAP32[(d + 8) >>> 2]}`,
-          message: this.#str(d + 12),
-          fqn: this.#str(d + 20),
-          parameter: this.#str(d + 28),
-          pointer: this.#str(d + 36),
-        });
+        this.#call(m._sp_result_diagnostic(result, i, r));
+        // The keys in the result JSON's order: help and fix only when present.
+        const d = {
+          code: this.#str(r + DIAGNOSTIC_CODE),
+          severity: severityName(m.HEAP32[(r + DIAGNOSTIC_SEVERITY) >>> 2]),
+          message: this.#str(r + DIAGNOSTIC_MESSAGE),
+          fqn: this.#str(r + DIAGNOSTIC_FQN),
+          parameter: this.#str(r + DIAGNOSTIC_PARAMETER),
+          pointer: this.#str(r + DIAGNOSTIC_POINTER),
+        };
+        this.#call(m._sp_result_diagnostic_help(result, i, out));
+        const help = this.#str(out);
+        if (help !== null) d.help = help;
+        this.#call(m._sp_result_diagnostic_fix_count(result, i, out));
+        const operations = m.HEAPU32[out >>> 2];
+        if (operations > 0) {
+          d.fix = [];
+          for (let k = 0; k < operations; k++) {
+            this.#call(m._sp_result_diagnostic_fix(result, i, k, r));
+            const op = { op: this.#str(r + FIX_OP) };
+            const from = this.#str(r + FIX_FROM);
+            if (from !== null) op.from = from;
+            op.path = this.#str(r + FIX_PATH);
+            const value = this.#str(r + FIX_VALUE);
+            if (value !== null) op.value = JSON.parse(value); // JSON text
+            d.fix.push(op);
+          }
+        }
+        diagnostics.push(d);
       }
-      return { ok, diagnostics };
+      this.#call(m._sp_result_group_count(result, out));
+      const groupCount = m.HEAPU32[out >>> 2];
+      const groups = [];
+      const counts = {};
+      for (let i = 0; i < groupCount; i++) {
+        this.#call(m._sp_result_group(result, i, r));
+        const listed = m.HEAPU32[(r + GROUP_LISTED) >>> 2];
+        const numListed = m.HEAPU32[(r + GROUP_NUM_LISTED) >>> 2];
+        const group = {
+          code: this.#str(r + GROUP_CODE),
+          severity: severityName(m.HEAP32[(r + GROUP_SEVERITY) >>> 2]),
+          pointer: this.#str(r + GROUP_POINTER),
+          count: m.HEAPU32[(r + GROUP_COUNT) >>> 2],
+          listed: numListed ? Array.from(m.HEAPU32.subarray(listed >>> 2, (listed >>> 2) + numListed)) : [],
+        };
+        groups.push(group);
+        counts[group.code] = (Object.hasOwn(counts, group.code) ? counts[group.code] : 0) + group.count;
+      }
+      return { ok, diagnostics, groups, counts };
     });
   }
 

@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { before, describe, test } from 'node:test';
 
-import { CASES, REPO, cliPath, importEngineFactory, importWrapper, npmDir, readExample, withoutFixIts } from './lib.mjs';
+import {
+  CASES, REPO, applyFix, cliPath, diagnosticKeys, importEngineFactory, importWrapper, npmDir, readExample,
+} from './lib.mjs';
 
 let api; // the wrapper module: load, check, Shardplan, ShardplanError, checkAbi, ...
 let sp; // load()'s instance
@@ -35,6 +37,12 @@ const PLAN_DOC = JSON.stringify({
   templates: [{ axis: 'tp', rules: { up_proj: 'colwise', down_proj: 'rowwise' } }],
 });
 const PLAN_KEYS = ['plan', 'provenance', 'memory', 'communication', 'collectives'];
+
+// The golden cases (tests/golden/cases): a document per diagnostic code, and variants.
+const GOLDEN = join(REPO, 'tests', 'golden', 'cases');
+const golden = (name) => readFileSync(join(GOLDEN, name), 'utf8');
+// One over-wide native pattern: 42 diagnostics in 9 groups, the first of 6 overlapping-communication.
+const GLOB = golden('overlapping-communication.glob.fail.json');
 
 before(async () => {
   api = await importWrapper();
@@ -140,14 +148,30 @@ describe('results', () => {
     assert.equal(r.owned, undefined);
   });
 
-  test('checkJson is the text of check, checkDiagnostics its verdict and diagnostics', () => {
+  test('checkJson is the text of check, checkDiagnostics its verdict, diagnostics, groups and counts', () => {
     for (const text of [OK, BROKEN, '{']) {
       const json = sp.checkJson(text);
       assert.equal(typeof json, 'string');
       const parsed = JSON.parse(json);
       assert.deepEqual(sp.check(text), parsed);
-      assert.deepEqual(sp.checkDiagnostics(text), { ok: parsed.ok, diagnostics: withoutFixIts(parsed.diagnostics) });
+      assert.deepEqual(sp.checkDiagnostics(text), diagnosticKeys(parsed));
     }
+    // The broken example's unknown-axis has a help and a fix; the others have neither.
+    const { diagnostics, groups, counts } = sp.checkDiagnostics(BROKEN);
+    assert.deepEqual(diagnostics.map((d) => [d.code, 'help' in d, 'fix' in d]), [
+      ['native-no-match', false, false], ['ports-mismatch', false, false], ['unknown-axis', true, true], ['shared-conflict', false, false],
+    ]);
+    assert.equal(diagnostics[2].help, "did you mean 'dp'? (the mesh's axes are 'dp', 'tp')");
+    assert.deepEqual(diagnostics[2].fix, [{
+      op: 'move',
+      from: '/modules/layers.1.self_attn/family/sharding/params/o_proj.weight/pp',
+      path: '/modules/layers.1.self_attn/family/sharding/params/o_proj.weight/dp',
+    }]);
+    assert.deepEqual(groups.map((g) => [g.code, g.count, g.listed]), [
+      ['native-no-match', 1, [0]], ['ports-mismatch', 1, [1]], ['unknown-axis', 1, [2]], ['shared-conflict', 1, [3]],
+    ]);
+    assert.deepEqual(counts, { 'native-no-match': 1, 'ports-mismatch': 1, 'unknown-axis': 1, 'shared-conflict': 1 });
+    assert.deepEqual(sp.checkDiagnostics(OK), { ok: true, diagnostics: [], groups: [], counts: {} });
   });
 
   for (const [what, text] of [
@@ -288,6 +312,11 @@ async function countedInstance(overrides = {}) {
     _sp_result_ok: returnsError(engine._sp_result_ok),
     _sp_result_diagnostic_count: returnsError(engine._sp_result_diagnostic_count),
     _sp_result_diagnostic: returnsError(engine._sp_result_diagnostic),
+    _sp_result_diagnostic_help: returnsError(engine._sp_result_diagnostic_help),
+    _sp_result_diagnostic_fix_count: returnsError(engine._sp_result_diagnostic_fix_count),
+    _sp_result_diagnostic_fix: returnsError(engine._sp_result_diagnostic_fix),
+    _sp_result_group_count: returnsError(engine._sp_result_group_count),
+    _sp_result_group: returnsError(engine._sp_result_group),
     _sp_result_json: returnsError(engine._sp_result_json),
     _sp_result_owner_count: returnsError(engine._sp_result_owner_count),
     _sp_result_owner: returnsError(engine._sp_result_owner),
@@ -310,6 +339,9 @@ describe('errors and freeing', () => {
     instance.check(OK);
     instance.check(BROKEN, { threads: 1, maxPaths: 100 });
     instance.checkDiagnostics(BROKEN);
+    instance.checkDiagnostics(GLOB); // groups of several diagnostics, fixes that replace
+    instance.checkDiagnostics('{');
+    assert.throws(() => instance.checkDiagnostics(OK, { maxPaths: -1 }));
     instance.check('{');
     instance.check('');
     instance.check(OK, { maxPaths: 3 });
@@ -636,6 +668,110 @@ describe('owners and owned parameters (checkDetails, planDetails)', () => {
   });
 });
 
+describe('help, fixes and groups (checkDiagnostics)', () => {
+  // Every golden and conformance document, as text.
+  const documents = () => [
+    ...readdirSync(GOLDEN).filter((n) => n.endsWith('.json')).sort().map((n) => [`golden/${n}`, join(GOLDEN, n)]),
+    ...readdirSync(CASES).filter((n) => n.endsWith('.json')).sort().map((n) => [`conformance/${n}`, join(CASES, n)]),
+  ].map(([name, path]) => [name, readFileSync(path, 'utf8')]);
+
+  test('on every golden and conformance document they are the result JSON\'s, key order included', () => {
+    const seen = { help: 0, fix: 0, move: 0, replace: 0, shared: 0 };
+    for (const [name, text] of documents()) {
+      const parsed = JSON.parse(sp.checkJson(text));
+      const read = sp.checkDiagnostics(text);
+      assert.deepEqual(read, diagnosticKeys(parsed), name);
+      assert.equal(JSON.stringify(read), JSON.stringify(diagnosticKeys(parsed)), name);
+      // Every diagnostic is in exactly one group, of its code and pointer.
+      const listed = read.groups.flatMap((g) => g.listed).sort((a, b) => a - b);
+      assert.deepEqual(listed, read.diagnostics.map((_, i) => i), name);
+      for (const g of read.groups) {
+        assert.equal(g.count, g.listed.length, name);
+        for (const i of g.listed) assert.deepEqual([read.diagnostics[i].code, read.diagnostics[i].pointer], [g.code, g.pointer], name);
+      }
+      for (const d of read.diagnostics) {
+        if ('help' in d) seen.help++;
+        if (!('fix' in d)) continue;
+        seen.fix++;
+        assert.ok(d.fix.length > 0, name);
+        for (const op of d.fix) seen[op.op]++;
+      }
+      seen.shared += read.groups.filter((g) => g.count > 1).length;
+    }
+    // Not vacuous: helps, fixes of both kinds and groups of several diagnostics were compared.
+    assert.ok(seen.help >= 10 && seen.fix >= 10 && seen.move >= 3 && seen.replace >= 3 && seen.shared >= 3, JSON.stringify(seen));
+  });
+
+  test('the typo cases: a help naming the right spelling, and a fix that makes the document pass', () => {
+    const cases = {
+      'unknown-axis.typo': ["did you mean 'dp'? (the mesh's axes are 'dp', 'tp')", [{
+        op: 'move', from: '/providers/sharding/proj/params/weight/pd', path: '/providers/sharding/proj/params/weight/dp',
+      }]],
+      'unknown-module.typo': ["did you mean 'proj'?", [{ op: 'move', from: '/providers/sharding/porj', path: '/providers/sharding/proj' }]],
+      'parallel-unknown-axis.typo': ["did you mean 'tp'? (the mesh's axes are 'tp')", [{
+        op: 'replace', path: '/modules/linear/parallel/axes/0', value: 'tp',
+      }]],
+      'unknown-parameter.typo': ["did you mean 'proj.weight'?", [{
+        op: 'move', from: '/providers/sharding/proj/params/weigth', path: '/providers/sharding/proj/params/weight',
+      }]],
+    };
+    for (const [stem, [help, fix]] of Object.entries(cases)) {
+      const text = golden(`${stem}.fail.json`);
+      const { ok, diagnostics, groups } = sp.checkDiagnostics(text);
+      assert.equal(ok, false, stem);
+      assert.equal(diagnostics[0].help, help, stem);
+      assert.deepEqual(diagnostics[0].fix, fix, stem);
+      assert.deepEqual(groups[0], {
+        code: diagnostics[0].code, severity: 'error', pointer: diagnostics[0].pointer, count: 1, listed: [0],
+      }, stem);
+      const fixed = JSON.stringify(applyFix(JSON.parse(text), fix));
+      assert.deepEqual(sp.checkDiagnostics(fixed), { ok: true, diagnostics: [], groups: [], counts: {} }, stem);
+      assert.deepEqual(JSON.parse(fixed), JSON.parse(golden(`${stem}.pass.json`)), `${stem}: the fix gives its twin`);
+    }
+  });
+
+  test('an over-wide native pattern: groups of several diagnostics with one help and fix', () => {
+    const { ok, diagnostics, groups, counts } = sp.checkDiagnostics(GLOB);
+    assert.equal(ok, false);
+    assert.equal(diagnostics.length, 42);
+    assert.deepEqual(groups.map((g) => [g.code, g.pointer, g.count]), [
+      ['overlapping-communication', '/providers/native/0/parallel', 6],
+      ['unknown-forward-input', '/providers/native/0/sharding/in_src/x', 6],
+      ['nested-duplicate', '/providers/native/0/sharding/params/gate_proj.weight', 2],
+      ['nested-duplicate', '/providers/native/0/sharding/params/up_proj.weight', 2],
+      ['nested-duplicate', '/providers/native/0/sharding/params/down_proj.weight', 2],
+      ['unknown-parameter', '/providers/native/0/sharding/params/gate_proj.weight', 6],
+      ['unknown-parameter', '/providers/native/0/sharding/params/up_proj.weight', 6],
+      ['unknown-parameter', '/providers/native/0/sharding/params/down_proj.weight', 6],
+      ['omitted-parameters', '/providers/native/0/sharding/params', 6],
+    ]);
+    assert.deepEqual(groups[0].listed, [0, 1, 2, 3, 4, 5]);
+    assert.deepEqual(groups[2].listed, [12, 27]);
+    assert.deepEqual(counts, {
+      'overlapping-communication': 6, 'unknown-forward-input': 6, 'nested-duplicate': 6, 'unknown-parameter': 18, 'omitted-parameters': 6,
+    });
+    // The six overlapping-communication diagnostics: one cause, one help, one fix (a replace
+    // whose value is an array, JSON text in the C ABI).
+    const first = groups[0].listed.map((i) => diagnostics[i]);
+    assert.deepEqual(new Set(first.map((d) => d.message)).size, 6);
+    const fix = [{ op: 'replace', path: '/providers/native/0/match', value: ['layers.*.mlp.experts.[0-9]'] }];
+    for (const d of first) {
+      assert.match(d.help, /^'layers\.\*\.mlp\.experts\.\*' also matches the modules nested in those it matches/);
+      assert.deepEqual(d.fix, fix);
+    }
+    // Applied, it makes the whole storm go away.
+    assert.equal(sp.check(JSON.stringify(applyFix(JSON.parse(GLOB), fix))).ok, true);
+  });
+
+  test('an engine without sp_result_group is refused by checkDiagnostics() only', async () => {
+    const engine = await createEngine();
+    const old = Object.create(engine, { _sp_result_group: { value: undefined } });
+    const instance = new api.Shardplan(old);
+    assert.equal(instance.check(BROKEN).diagnostics.length, 4);
+    assertShardplanError(() => instance.checkDiagnostics(BROKEN), 'INCOMPATIBLE_ABI', /no sp_result_group.*release 0\.7/);
+  });
+});
+
 describe('a large document', () => {
   test('a ~2 MB model checks ok', () => {
     const text = tinyLlamaWithLayers(500);
@@ -652,7 +788,8 @@ describe('a large document', () => {
 describe('README.md', () => {
   // Runs the ```js block of a README section and compares its output with the ```text block
   // that follows it ("$ node FILE" then the output).
-  for (const [heading, file] of [['Example', 'example.mjs'], ['Planning', 'plan.mjs'], ['Who owns what', 'owners.mjs']]) {
+  for (const [heading, file] of [['Example', 'example.mjs'], ['Planning', 'plan.mjs'], ['Who owns what', 'owners.mjs'],
+    ['Help, fixes and groups', 'fixes.mjs']]) {
     test(`the ${heading} section's output is the one shown`, () => {
       const readme = readFileSync(join(npmDir(), 'README.md'), 'utf8');
       const at = readme.indexOf(`\n## ${heading}\n`);

@@ -21,7 +21,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 
-import { capMemoryGrowth, doublingDocument } from './lib.mjs';
+import { REPO, applyFix, capMemoryGrowth, doublingDocument } from './lib.mjs';
 
 const CHROMIUM = process.env.SHARDPLAN_CHROMIUM || '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
@@ -171,12 +171,27 @@ async function checked(action, p = page) {
   return p.getAttribute('[data-testid=status]', 'data-state');
 }
 
-const diagnostics = (p = page) => p.$$eval('[data-testid=diagnostic]', (els) => els.map((e) => ({
-  code: e.dataset.code,
-  fqn: e.dataset.fqn ?? null,
-  pointer: e.dataset.pointer ?? null,
-  text: e.textContent,
-})));
+// Opens every group of diagnostics that is closed (each lists its diagnostics on a click).
+const expandGroups = (p = page) => p.$$eval('[data-testid=group-toggle][aria-expanded=false]',
+  (els) => els.forEach((e) => e.click()));
+
+// The groups as the page shows them: [code, count, pointer, the message shown].
+const groups = (p = page) => p.$$eval('[data-testid=diagnostic-group]', (els) => els.map((e) => [
+  e.dataset.code, Number(e.dataset.count), e.dataset.pointer ?? null, e.querySelector('[data-testid=group-message]').textContent,
+]));
+
+// Every diagnostic, in the order of the groups (their own order when each is in a group of its own).
+const diagnostics = async (p = page) => {
+  await expandGroups(p);
+  return p.$$eval('[data-testid=diagnostic]', (els) => els.map((e) => ({
+    code: e.dataset.code,
+    fqn: e.dataset.fqn ?? null,
+    pointer: e.dataset.pointer ?? null,
+    text: e.textContent,
+  })));
+};
+
+const golden = (name) => fs.readFileSync(path.join(REPO, 'tests', 'golden', 'cases', name), 'utf8');
 
 const node = (fqn) => page.locator(`[data-testid=tree-node][data-fqn="${fqn}"]`);
 
@@ -200,6 +215,11 @@ test('the page loads the engine in a worker and lists the bundled examples', { t
 test('the failing example: four diagnostics, and a click reveals lm_head', { timeout: TIMEOUT }, async () => {
   const state = await checked(() => page.selectOption('[data-testid=example-select]', 'tiny-llama-broken.json'));
   assert.equal(state, 'errors');
+  // Four causes, one diagnostic each: four closed groups, whose diagnostics are listed on a click.
+  assert.deepEqual((await groups()).map(([code, count]) => [code, count]),
+    [['native-no-match', 1], ['ports-mismatch', 1], ['unknown-axis', 1], ['shared-conflict', 1]]);
+  assert.equal(await page.textContent('[data-testid=group-total]'), 'in 4 groups');
+  assert.equal(await page.locator('[data-testid=diagnostic]').count(), 0);
   const diags = await diagnostics();
   assert.deepEqual(diags.map((d) => d.code), ['native-no-match', 'ports-mismatch', 'unknown-axis', 'shared-conflict']);
   // Each shows its message, FQN and pointer.
@@ -210,6 +230,11 @@ test('the failing example: four diagnostics, and a click reveals lm_head', { tim
   assert.match(shared.text, /\/providers\/sharding\/lm_head\/params\/weight/);
   assert.match(diags[0].text, /\/providers\/native\/0\/match\/0/);
   assert.match(await page.textContent('[data-testid=summary] [data-key=errors]'), /4/);
+  // Only unknown-axis has a help (and a fix).
+  assert.deepEqual(await page.$$eval('[data-testid=diagnostic]', (els) => els.map((e) =>
+    e.querySelector('[data-testid=diagnostic-help] .help-text')?.textContent ?? null)),
+  [null, null, "did you mean 'dp'? (the mesh's axes are 'dp', 'tp')", null]);
+  assert.deepEqual(await page.$$eval('[data-testid=diagnostic][data-fixable=true]', (els) => els.map((e) => e.dataset.code)), ['unknown-axis']);
 
   await page.click('[data-testid=diagnostic][data-code=shared-conflict]');
   const lmHead = node('lm_head');
@@ -375,6 +400,137 @@ test('an edited document is checked with Ctrl+Enter', { timeout: TIMEOUT }, asyn
   const axes = await page.$$eval('[data-testid=mesh-axis]', (els) => els.map((e) => e.dataset.axis));
   assert.deepEqual(axes, ['dp', 'tp', 'pp']);
   assert.match(await page.textContent('[data-testid=mesh-devices]'), /16\s+devices/);
+});
+
+test('a typo: its group opens on a click, shows the help, and Fix applies the patch and checks again', { timeout: TIMEOUT }, async () => {
+  const before = golden('unknown-axis.typo.fail.json');
+  let state = await checked(() => page.setInputFiles('[data-testid=file-input]',
+    { name: 'typo.json', mimeType: 'application/json', buffer: Buffer.from(before) }));
+  assert.equal(state, 'errors');
+  assert.equal(await page.inputValue('[data-testid=doc-input]'), before);
+  const group = page.locator('[data-testid=diagnostic-group]');
+  assert.deepEqual(await groups(), [['unknown-axis', 1, '/providers/sharding/proj/params/weight/pd',
+    "module layouts cannot declare storage/unknown axis 'pd'"]]);
+  assert.equal(await group.locator('[data-testid=group-fixable]').count(), 1);
+  const toggle = group.locator('[data-testid=group-toggle]');
+  assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
+  assert.equal(await page.locator('[data-testid=diagnostic]').count(), 0);
+
+  // A click opens it: the diagnostic, its help and what its fix changes.
+  await toggle.click();
+  assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
+  const diagnostic = group.locator('[data-testid=diagnostic]');
+  await diagnostic.waitFor({ state: 'visible' });
+  assert.equal(await diagnostic.count(), 1);
+  assert.equal(await diagnostic.locator('[data-testid=diagnostic-help] .help-text').textContent(),
+    "did you mean 'dp'? (the mesh's axes are 'dp', 'tp')");
+  const fix = [{ op: 'move', from: '/providers/sharding/proj/params/weight/pd', path: '/providers/sharding/proj/params/weight/dp' }];
+  assert.equal((await diagnostic.locator('[data-testid=fix-preview]').textContent()).replace(/\s+/g, ' '),
+    `move${fix[0].from} → ${fix[0].path}`);
+  await page.screenshot({ path: path.join(outputs, 'fix-it.png'), fullPage: true });
+
+  // Fix: the editor holds the patched document (2-space JSON), and it is checked again: ok.
+  state = await checked(() => diagnostic.locator('[data-testid=fix-button]').click());
+  assert.equal(state, 'ok');
+  const after = await page.inputValue('[data-testid=doc-input]');
+  assert.notEqual(after, before);
+  assert.deepEqual(JSON.parse(after), applyFix(JSON.parse(before), fix));
+  assert.deepEqual(JSON.parse(after), JSON.parse(golden('unknown-axis.typo.pass.json')));
+  assert.equal(after, `${JSON.stringify(JSON.parse(after), null, 2)}\n`);
+  assert.deepEqual(Object.keys(JSON.parse(after).providers.sharding.proj.params.weight), ['tp', 'dp']);
+  await page.waitForSelector('[data-testid=no-diagnostics]');
+  assert.equal(await page.locator('[data-testid=diagnostic-group]').count(), 0);
+  assert.equal(await page.getAttribute('[data-testid=status]', 'data-doc'), 'typo.json (fixed)');
+  assert.match(await page.textContent('[data-testid=doc-source]'), /unknown-axis fixed/);
+});
+
+test('an over-wide native pattern: groups of several diagnostics, and one Fix for the storm', { timeout: TIMEOUT }, async () => {
+  const before = golden('overlapping-communication.glob.fail.json');
+  await page.fill('[data-testid=doc-input]', before);
+  await page.focus('[data-testid=doc-input]');
+  assert.equal(await checked(() => page.keyboard.press('Control+Enter')), 'errors');
+  const shown = await groups();
+  assert.deepEqual(shown.map(([code, count]) => [code, count]), [
+    ['overlapping-communication', 6], ['unknown-forward-input', 6], ['nested-duplicate', 2], ['nested-duplicate', 2],
+    ['nested-duplicate', 2], ['unknown-parameter', 6], ['unknown-parameter', 6], ['unknown-parameter', 6], ['omitted-parameters', 6],
+  ]);
+  assert.equal(await page.textContent('[data-testid=diagnostic-count]'), '42');
+  assert.equal(await page.textContent('[data-testid=group-total]'), 'in 9 groups');
+  // The first group's row shows its first diagnostic's message.
+  assert.equal(shown[0][3], "overlapping communication owners at 'layers.1.mlp.experts.0' and 'layers.1.mlp.experts.0.gate_proj'");
+
+  // Opening the first lists its six diagnostics (and only its), each with the same help and fix.
+  const first = page.locator('[data-testid=diagnostic-group]').first();
+  await first.locator('[data-testid=group-toggle]').click();
+  const listed = first.locator('[data-testid=diagnostic]');
+  assert.equal(await listed.count(), 6);
+  assert.equal(await page.locator('[data-testid=diagnostic]').count(), 6);
+  const helps = await listed.locator('[data-testid=diagnostic-help] .help-text').allTextContents();
+  assert.equal(helps.length, 6);
+  assert.equal(new Set(helps).size, 1);
+  assert.match(helps[0], /^'layers\.\*\.mlp\.experts\.\*' also matches the modules nested in those it matches/);
+  assert.equal(await listed.locator('[data-testid=fix-button]').count(), 6);
+  await page.screenshot({ path: path.join(outputs, 'groups.png'), fullPage: true });
+  // A second click closes it.
+  await first.locator('[data-testid=group-toggle]').click();
+  assert.ok(await listed.first().isHidden());
+  await first.locator('[data-testid=group-toggle]').click();
+
+  // One fix (a replace whose value is an array) makes the whole storm go away.
+  assert.equal(await checked(() => listed.nth(2).locator('[data-testid=fix-button]').click()), 'ok');
+  const after = JSON.parse(await page.inputValue('[data-testid=doc-input]'));
+  const fix = [{ op: 'replace', path: '/providers/native/0/match', value: ['layers.*.mlp.experts.[0-9]'] }];
+  assert.deepEqual(after, applyFix(JSON.parse(before), fix));
+  assert.deepEqual(after.providers.native[0].match, ['layers.*.mlp.experts.[0-9]']);
+  assert.equal(await page.locator('[data-testid=diagnostic-group]').count(), 0);
+});
+
+test('a fix is refused when the editor changed since the check, and applies RFC 6901 pointers', { timeout: TIMEOUT }, async () => {
+  const before = golden('unknown-module.typo.fail.json');
+  await page.fill('[data-testid=doc-input]', before);
+  await page.focus('[data-testid=doc-input]');
+  assert.equal(await checked(() => page.keyboard.press('Control+Enter')), 'errors');
+  await expandGroups();
+  const run = await page.getAttribute('[data-testid=status]', 'data-run');
+  const edited = `${before} `;
+  await page.fill('[data-testid=doc-input]', edited);
+  await page.click('[data-testid=diagnostic][data-code=unknown-module] [data-testid=fix-button]');
+  const error = page.locator('[data-testid=diagnostic][data-code=unknown-module] [data-testid=fix-error]');
+  await error.waitFor({ state: 'visible' });
+  assert.match(await error.textContent(), /changed since this check/);
+  assert.equal(await page.inputValue('[data-testid=doc-input]'), edited);
+  assert.equal(await page.getAttribute('[data-testid=status]', 'data-run'), run, 'no new check');
+  // Checked again, the same fix applies.
+  assert.equal(await checked(() => page.click('[data-testid=check-button]')), 'errors');
+  await expandGroups();
+  assert.equal(await checked(() => page.click('[data-testid=diagnostic][data-code=unknown-module] [data-testid=fix-button]')), 'ok');
+  assert.deepEqual(Object.keys(JSON.parse(await page.inputValue('[data-testid=doc-input]')).providers.sharding), ['proj']);
+
+  // The page's patching: '~1' and '~0' in pointers, a rename keeps the member's place, members'
+  // order (integer-like names too) and numbers' spelling are kept, and what does not apply is refused.
+  const apply = (text, fix) => page.evaluate(([t, f]) => window.shardplanApp.applyFix(t, f), [text, fix]);
+  assert.equal(await apply('{"a/b": {"m~n": 1, "z": 2.50}, "0": [1e400, 12345678901234567890]}',
+    [{ op: 'move', from: '/a~1b/m~0n', path: '/a~1b/k~1~01' }]), // '~01' is '~1', not '/'
+  '{\n  "a/b": {\n    "k/~1": 1,\n    "z": 2.50\n  },\n  "0": [\n    1e400,\n    12345678901234567890\n  ]\n}\n');
+  assert.equal(await apply('{"x": {"y": [1, 2]}, "w": {}, "v": []}', [
+    { op: 'replace', path: '/x/y/1', value: { s: ['t'] } },
+    { op: 'move', from: '/x/y/0', path: '/w/moved' },
+  ]), '{\n  "x": {\n    "y": [\n      {\n        "s": [\n          "t"\n        ]\n      }\n    ]\n  },\n  "w": {\n    "moved": 1\n  },\n  "v": []\n}\n');
+  assert.equal(await apply('[1]', [{ op: 'replace', path: '', value: 'whole' }]), '"whole"\n');
+  assert.equal(await apply('{"s": "a\\"b\\u00e9\\n\\\\", "t": 0}', [{ op: 'replace', path: '/t', value: '\u2028/' }]),
+    '{\n  "s": "a\\"bé\\n\\\\",\n  "t": "\u2028/"\n}\n');
+  for (const [fix, pattern] of [
+    [[{ op: 'replace', path: '/nope', value: 1 }], /\/nope names nothing in the document/],
+    [[{ op: 'move', from: '/a', path: '/a/b' }], /cannot move \/a into itself/],
+    [[{ op: 'replace', path: '/a/5', value: 1 }], /names no element of an array of 1/],
+    [[{ op: 'replace', path: 'a', value: 1 }], /not a JSON pointer/],
+    [[{ op: 'add', path: '/b', value: 1 }], /unsupported fix operation "add"/],
+  ]) {
+    await assert.rejects(apply('{"a": [0]}', fix), pattern);
+  }
+  for (const text of ['{"a": ', '{"a": "b', '{"a": "\\x"}', '{"a": 01}', '{"a": 1} 2', '{"a": "\n"}']) {
+    await assert.rejects(apply(text, []), /not valid JSON/, text);
+  }
 });
 
 // The plan tab's entries as [fqn, provenance (space-separated)].

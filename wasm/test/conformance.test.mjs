@@ -9,7 +9,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 
-import { CASES, cliPath, importWrapper, withoutFixIts } from './lib.mjs';
+import { CASES, cliPath, diagnosticKeys, importWrapper } from './lib.mjs';
 
 const names = readdirSync(CASES).filter((name) => name.endsWith('.json')).sort();
 
@@ -51,8 +51,12 @@ describe('conformance: wasm result JSON == native CLI result JSON', () => {
       const parsed = JSON.parse(expected);
       assert.deepEqual(sp.check(bytes.toString('utf8')), parsed);
       // The diagnostics read field by field through sp_result_diagnostic (the 44-byte
-      // sp_diagnostic layout) equal those of the JSON, and sp_result_ok equals its "ok".
-      assert.deepEqual(sp.checkDiagnostics(bytes), { ok: parsed.ok, diagnostics: withoutFixIts(parsed.diagnostics) });
+      // sp_diagnostic layout), with their help and fix (sp_result_diagnostic_help and _fix), and
+      // the groups (sp_result_group) equal those of the JSON, key order included; sp_result_ok
+      // equals its "ok", and the counts add up as the JSON's.
+      const read = sp.checkDiagnostics(bytes);
+      assert.deepEqual(read, diagnosticKeys(parsed));
+      assert.equal(JSON.stringify(read), JSON.stringify(diagnosticKeys(parsed)));
     });
   }
 });

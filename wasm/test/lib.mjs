@@ -107,8 +107,54 @@ export function capMemoryGrowth(bytes) {
   };
 }
 
-// The diagnostics of a result's JSON without `help` and `fix`, which the C ABI
-// (and so checkDiagnostics) does not read yet: what checkDiagnostics returns.
-export function withoutFixIts(diagnostics) {
-  return diagnostics.map(({ help, fix, ...rest }) => rest);
+
+/** The keys of a result that checkDiagnostics() gives, in their order: {ok, diagnostics, groups, counts}. */
+export function diagnosticKeys(result) {
+  const { ok, diagnostics, groups, counts } = result;
+  return { ok, diagnostics, groups, counts };
+}
+
+/** RFC 6901: a JSON pointer's reference tokens, '~1' and '~0' unescaped. */
+export function pointerTokens(pointer) {
+  if (pointer === '') return [];
+  if (!pointer.startsWith('/')) throw new Error(`not a JSON pointer: ${JSON.stringify(pointer)}`);
+  return pointer.slice(1).split('/').map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
+}
+
+/**
+ * `document` (a parsed JSON value, changed in place) with the RFC 6902 JSON Patch `fix` applied:
+ * "move" (remove, then add) and "replace", the operations fixes use. Throws when a pointer does
+ * not resolve. Returns the document.
+ */
+export function applyFix(document, fix) {
+  const root = { '': document };
+  const locate = (pointer) => {
+    const tokens = ['', ...pointerTokens(pointer)];
+    const key = tokens.pop();
+    let parent = root;
+    for (const t of tokens) {
+      if (parent === null || typeof parent !== 'object' || !Object.hasOwn(parent, t)) throw new Error(`no ${pointer}`);
+      parent = parent[t];
+    }
+    if (parent === null || typeof parent !== 'object') throw new Error(`no parent of ${pointer}`);
+    return [parent, key];
+  };
+  for (const op of fix) {
+    const [parent, key] = locate(op.path);
+    if (op.op === 'move') {
+      const [from, fromKey] = locate(op.from);
+      if (!Object.hasOwn(from, fromKey)) throw new Error(`no ${op.from}`);
+      const value = from[fromKey];
+      if (Array.isArray(from)) from.splice(Number(fromKey), 1);
+      else delete from[fromKey];
+      if (Array.isArray(parent)) parent.splice(key === '-' ? parent.length : Number(key), 0, value);
+      else parent[key] = value;
+    } else if (op.op === 'replace') {
+      if (!Object.hasOwn(parent, key)) throw new Error(`no ${op.path}`);
+      parent[key] = op.value;
+    } else {
+      throw new Error(`unexpected op ${JSON.stringify(op)}`);
+    }
+  }
+  return root[''];
 }

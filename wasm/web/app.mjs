@@ -267,6 +267,7 @@ function buildView(msg, source, input) {
     tree,
     treeError: msg.treeError,
     diagnostics,
+    groups: diagnosticGroups(result, diagnostics),
     bytes: msg.bytes,
     timing: msg.timing,
     idIndex: null,              // module id -> index, built when first needed
@@ -290,6 +291,29 @@ function buildView(msg, source, input) {
     }
   });
   return v;
+}
+
+// The result's groups (diagnostics with one cause: the same code at the same
+// pointer), each {code, severity, pointer, count, listed}; made here the same
+// way when the result has none (an engine before release 0.7).
+function diagnosticGroups(result, diagnostics) {
+  const valid = (g) => g && typeof g.code === 'string' && Array.isArray(g.listed) &&
+    g.listed.every((i) => Number.isInteger(i) && i >= 0 && i < diagnostics.length);
+  if (Array.isArray(result.groups) && result.groups.every(valid)) return result.groups.filter((g) => g.listed.length);
+  const groups = [];
+  const byCause = new Map();
+  diagnostics.forEach((d, i) => {
+    const key = JSON.stringify([d.code, d.pointer ?? null]);
+    let g = byCause.get(key);
+    if (!g) {
+      g = { code: d.code, severity: d.severity, pointer: d.pointer ?? null, count: 0, listed: [] };
+      byCause.set(key, g);
+      groups.push(g);
+    }
+    g.count++;
+    g.listed.push(i);
+  });
+  return groups;
 }
 
 // The module a diagnostic is about: its fqn, or else the module its JSON
@@ -441,60 +465,157 @@ function renderDiagnostics(v) {
   pill.textContent = String(n);
   pill.classList.toggle('bad', v.diagnostics.some((d) => d.severity === 'error'));
   pill.classList.toggle('good', n === 0);
+  const groupsNote = $('diag-groups');
+  groupsNote.textContent = n ? `in ${plural(v.groups.length, 'group')}` : '';
+  groupsNote.dataset.value = n ? String(v.groups.length) : '';
   if (!n) {
     el.append(h('div', { class: 'all-clear', 'data-testid': 'no-diagnostics' },
       h('span', { class: 'check-icon', 'aria-hidden': 'true' }),
       h('div', null, h('strong', { text: 'No diagnostics.' }), ' Every owner’s layout is consistent and every parameter is covered.')));
     return;
   }
-  const list = h('ol', { class: 'diag-list', 'data-testid': 'diagnostic-list' });
-  const renderOne = (d, i) => {
-    const target = d.__target;
-    const field = (label, value, cls) => (value === null || value === undefined ? null
-      : h('div', { class: `diag-field ${cls}` }, h('span', { class: 'diag-label', text: label }),
-        h('code', { text: value === '' ? (label === 'FQN' ? '"" (root)' : '"" (whole document)') : value })));
-    const li = h('li', {
-      class: `diag sev-${d.severity}${target === null ? '' : ' clickable'}`,
-      'data-testid': 'diagnostic',
-      'data-index': i,
-      'data-code': d.code,
-      'data-fqn': d.fqn ?? undefined,
-      'data-pointer': d.pointer ?? undefined,
-      'data-target': target ?? undefined,
-      tabindex: 0,
-      role: 'button',
-      'aria-label': `${d.severity} ${d.code}: ${d.message}`,
-      title: target === null ? 'Not about a single module' : `Reveal ${target === '' ? 'the root module' : target} in the tree`,
-    },
-    h('div', { class: 'diag-head' },
-      h('span', { class: 'sev', text: d.severity }),
-      h('code', { class: 'diag-code', 'data-testid': 'diagnostic-code', text: d.code }),
-      target !== null ? h('span', { class: 'diag-go', 'aria-hidden': 'true', text: 'Show in tree →' }) : null),
-    h('p', { class: 'diag-msg', 'data-testid': 'diagnostic-message', text: d.message }),
-    h('div', { class: 'diag-fields' },
-      field('FQN', d.fqn, 'f-fqn'),
-      field('parameter', d.parameter, 'f-param'),
-      field('pointer', d.pointer, 'f-pointer')));
-    const activate = () => onDiagnosticClick(v, li, d);
-    li.addEventListener('click', activate);
-    li.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); activate(); } });
-    return li;
-  };
-  // Thousands of diagnostics stay cheap: render them a page at a time.
+  // One row per group (one cause: a code at a pointer); a click lists its diagnostics.
+  const list = h('ol', { class: 'group-list', 'data-testid': 'diagnostic-groups' });
+  const ng = v.groups.length;
   let shown = 0;
-  const more = h('button', { type: 'button', class: 'small diag-more', 'data-testid': 'diagnostic-more' });
+  const more = h('button', { type: 'button', class: 'small diag-more', 'data-testid': 'group-more' });
   const showMore = () => {
-    const upTo = Math.min(n, shown + DIAG_PAGE);
+    const upTo = Math.min(ng, shown + DIAG_PAGE);
     const frag = document.createDocumentFragment();
-    for (let i = shown; i < upTo; i++) frag.append(renderOne(v.diagnostics[i], i));
+    for (let k = shown; k < upTo; k++) frag.append(renderGroup(v, v.groups[k], k));
     list.append(frag);
     shown = upTo;
-    more.textContent = `Show ${fmtInt(Math.min(DIAG_PAGE, n - shown))} more of ${fmtInt(n - shown)} remaining`;
-    more.hidden = shown >= n;
+    more.textContent = `Show ${fmtInt(Math.min(DIAG_PAGE, ng - shown))} more of ${fmtInt(ng - shown)} remaining groups`;
+    more.hidden = shown >= ng;
   };
   more.addEventListener('click', showMore);
   showMore();
   el.append(list, more);
+}
+
+// A group: its head (severity, code, count, the first diagnostic's message) is
+// a button that shows or hides its diagnostics, rendered when first shown.
+function renderGroup(v, g, k) {
+  const first = v.diagnostics[g.listed[0]];
+  const fixable = g.listed.some((i) => Array.isArray(v.diagnostics[i].fix) && v.diagnostics[i].fix.length);
+  const bodyId = `diag-group-${k}`;
+  const head = h('button', {
+    type: 'button', class: 'group-head', 'data-testid': 'group-toggle', 'aria-expanded': 'false', 'aria-controls': bodyId,
+    title: g.count === 1 ? 'Show this diagnostic' : `Show these ${fmtInt(g.count)} diagnostics`,
+  },
+  h('span', { class: 'chevron', 'aria-hidden': 'true' }),
+  h('span', { class: 'sev', text: g.severity }),
+  h('code', { class: 'diag-code', 'data-testid': 'group-code', text: g.code }),
+  h('span', { class: 'group-count', 'data-testid': 'group-count', title: `${plural(g.count, 'diagnostic')} with this cause`, text: `×${fmtInt(g.count)}` }),
+  fixable ? h('span', { class: 'fix-badge', 'data-testid': 'group-fixable', text: 'fix' }) : null,
+  h('span', { class: 'group-msg', 'data-testid': 'group-message', text: first.message }));
+  const body = h('ol', { class: 'diag-list', id: bodyId, 'data-testid': 'diagnostic-list', hidden: true });
+  const li = h('li', {
+    class: `diag-group sev-${g.severity}`,
+    'data-testid': 'diagnostic-group',
+    'data-code': g.code,
+    'data-count': g.count,
+    'data-pointer': g.pointer ?? undefined,
+    'data-expanded': 'false',
+  }, head, body);
+  // Thousands of diagnostics in a group stay cheap: render them a page at a time.
+  let shown = 0;
+  const more = h('button', { type: 'button', class: 'small diag-more', 'data-testid': 'diagnostic-more' });
+  const moreRow = h('li', { class: 'diag-more-row', hidden: true }, more);
+  body.append(moreRow);
+  const showMore = () => {
+    const upTo = Math.min(g.listed.length, shown + DIAG_PAGE);
+    const frag = document.createDocumentFragment();
+    for (let j = shown; j < upTo; j++) frag.append(renderDiagnostic(v, v.diagnostics[g.listed[j]], g.listed[j]));
+    body.insertBefore(frag, moreRow);
+    shown = upTo;
+    const left = g.listed.length - shown;
+    more.textContent = `Show ${fmtInt(Math.min(DIAG_PAGE, left))} more of ${fmtInt(left)} remaining`;
+    moreRow.hidden = left <= 0;
+  };
+  more.addEventListener('click', showMore);
+  head.addEventListener('click', () => {
+    const open = head.getAttribute('aria-expanded') !== 'true';
+    if (open && !shown) showMore();
+    head.setAttribute('aria-expanded', String(open));
+    li.dataset.expanded = String(open);
+    body.hidden = !open;
+  });
+  return li;
+}
+
+// One diagnostic: code, message, its help, FQN, parameter and pointer, and a
+// Fix button when it has a fix. A click reveals its module in the tree.
+function renderDiagnostic(v, d, i) {
+  const target = d.__target;
+  const field = (label, value, cls) => (value === null || value === undefined ? null
+    : h('div', { class: `diag-field ${cls}` }, h('span', { class: 'diag-label', text: label }),
+      h('code', { text: value === '' ? (label === 'FQN' ? '"" (root)' : '"" (whole document)') : value })));
+  const fix = Array.isArray(d.fix) && d.fix.length ? d.fix : null;
+  const li = h('li', {
+    class: `diag sev-${d.severity}${target === null ? '' : ' clickable'}`,
+    'data-testid': 'diagnostic',
+    'data-index': i,
+    'data-code': d.code,
+    'data-fqn': d.fqn ?? undefined,
+    'data-pointer': d.pointer ?? undefined,
+    'data-target': target ?? undefined,
+    'data-fixable': fix ? 'true' : undefined,
+    tabindex: 0,
+    role: 'button',
+    'aria-label': `${d.severity} ${d.code}: ${d.message}`,
+    title: target === null ? 'Not about a single module' : `Reveal ${target === '' ? 'the root module' : target} in the tree`,
+  },
+  h('div', { class: 'diag-head' },
+    h('span', { class: 'sev', text: d.severity }),
+    h('code', { class: 'diag-code', 'data-testid': 'diagnostic-code', text: d.code }),
+    target !== null ? h('span', { class: 'diag-go', 'aria-hidden': 'true', text: 'Show in tree →' }) : null),
+  h('p', { class: 'diag-msg', 'data-testid': 'diagnostic-message', text: d.message }),
+  typeof d.help === 'string' ? h('p', { class: 'diag-help', 'data-testid': 'diagnostic-help' },
+    h('span', { class: 'help-label', text: 'help' }), h('span', { class: 'help-text', text: d.help })) : null,
+  h('div', { class: 'diag-fields' },
+    field('FQN', d.fqn, 'f-fqn'),
+    field('parameter', d.parameter, 'f-param'),
+    field('pointer', d.pointer, 'f-pointer')),
+  fix ? renderFix(v, d, fix) : null);
+  const activate = () => onDiagnosticClick(v, li, d);
+  li.addEventListener('click', activate);
+  li.addEventListener('keydown', (e) => {
+    if (e.target !== li) return; // the Fix button's keys are its own
+    if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); activate(); }
+  });
+  return li;
+}
+
+// A fix's operations in words, and its Fix button.
+function renderFix(v, d, fix) {
+  const clip = (text) => (text.length > 160 ? `${text.slice(0, 159)}…` : text);
+  const describeOp = (op) => {
+    if (op.op === 'move') return [h('span', { class: 'fix-op', text: 'move' }), h('code', { text: op.from }), ' → ', h('code', { text: op.path })];
+    if (op.op === 'replace') {
+      return [h('span', { class: 'fix-op', text: 'replace' }), h('code', { text: op.path }), ' with ',
+        h('code', { text: clip(JSON.stringify(op.value) ?? 'undefined') })];
+    }
+    return [h('span', { class: 'fix-op', text: String(op.op) }), h('code', { text: String(op.path) })];
+  };
+  const button = h('button', {
+    type: 'button', class: 'small fix-button', 'data-testid': 'fix-button',
+    title: 'Apply this change to the document in the editor, then check it again',
+  }, 'Fix');
+  const error = h('p', { class: 'fix-error', 'data-testid': 'fix-error', role: 'alert', hidden: true });
+  button.addEventListener('click', (e) => {
+    e.stopPropagation(); // not a reveal
+    error.hidden = true;
+    applyDiagnosticFix(v, d).catch((err) => {
+      error.textContent = `The fix was not applied: ${err && err.message ? err.message : err}`;
+      error.hidden = false;
+    });
+  });
+  button.addEventListener('keydown', (e) => e.stopPropagation());
+  return h('div', { class: 'diag-fix', 'data-testid': 'diagnostic-fix' },
+    h('ol', { class: 'fix-ops', 'data-testid': 'fix-preview', 'aria-label': 'What the fix changes' },
+      fix.map((op) => h('li', null, describeOp(op)))),
+    button, error);
 }
 
 function onDiagnosticClick(v, li, d) {
@@ -815,7 +936,8 @@ function renderDetails(v, node) {
   const diag = v.diagByFqn.get(node.fqn);
   if (diag) {
     el.append(h('h3', { text: 'Diagnostics' }), h('ul', { class: 'ddiags' }, diag.map((i) => h('li', null,
-      h('code', { class: 'diag-code', text: v.diagnostics[i].code }), ' ', v.diagnostics[i].message))));
+      h('code', { class: 'diag-code', text: v.diagnostics[i].code }), ' ', v.diagnostics[i].message,
+      typeof v.diagnostics[i].help === 'string' ? h('div', { class: 'ddiag-help', text: `help: ${v.diagnostics[i].help}` }) : null))));
   }
 }
 
@@ -1432,6 +1554,266 @@ function renderRecords(v) {
   }
 }
 
+// ---- Fixes: a diagnostic's RFC 6902 JSON Patch, applied to the document --------
+
+class FixError extends Error {}
+
+// A JSON object as parsed for a fix: its members in document order, as
+// [name, value] pairs (JSON.parse would move integer-like names first).
+class JsonObject {
+  constructor(members = []) { this.members = members; }
+}
+// A JSON number as written (JSON.parse would round a large integer).
+class JsonNumber {
+  constructor(text) { this.text = text; }
+}
+
+// JSON text -> values: JsonObject, JsonNumber, arrays, strings, booleans, null.
+function parseJsonText(text) {
+  const ws = /[ \t\n\r]*/y;
+  const number = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+  let i = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  const fail = (what) => { throw new FixError(`the document is not valid JSON: ${what} at character ${i + 1}`); };
+  const skip = () => { ws.lastIndex = i; ws.exec(text); i = ws.lastIndex; };
+  const readString = () => { // text[i] is '"'
+    let j = i + 1;
+    for (;;) {
+      const c = text.charCodeAt(j);
+      if (Number.isNaN(c) || c < 0x20) fail('a malformed string');
+      if (c === 0x22) break; // '"'
+      j += c === 0x5c ? 2 : 1; // '\\' escapes the next character
+    }
+    let decoded;
+    try {
+      decoded = JSON.parse(text.slice(i, j + 1)); // checks the escapes
+    } catch {
+      fail('a malformed string');
+    }
+    i = j + 1;
+    return decoded;
+  };
+  const value = (depth) => {
+    if (depth > 1000) fail('nesting too deep');
+    skip();
+    const c = text[i];
+    if (c === '{') {
+      i++;
+      const members = [];
+      skip();
+      if (text[i] === '}') { i++; return new JsonObject(members); }
+      for (;;) {
+        skip();
+        if (text[i] !== '"') fail('a missing member name');
+        const name = readString();
+        skip();
+        if (text[i] !== ':') fail("a missing ':'");
+        i++;
+        members.push([name, value(depth + 1)]);
+        skip();
+        if (text[i] === ',') { i++; continue; }
+        if (text[i] === '}') { i++; return new JsonObject(members); }
+        fail("a missing ',' or '}'");
+      }
+    }
+    if (c === '[') {
+      i++;
+      const items = [];
+      skip();
+      if (text[i] === ']') { i++; return items; }
+      for (;;) {
+        items.push(value(depth + 1));
+        skip();
+        if (text[i] === ',') { i++; continue; }
+        if (text[i] === ']') { i++; return items; }
+        fail("a missing ',' or ']'");
+      }
+    }
+    if (c === '"') return readString();
+    for (const [word, literal] of [['true', true], ['false', false], ['null', null]]) {
+      if (text.startsWith(word, i)) { i += word.length; return literal; }
+    }
+    number.lastIndex = i;
+    const m = number.exec(text);
+    if (!m) fail(i < text.length ? 'an unexpected character' : 'an unexpected end');
+    i = number.lastIndex;
+    return new JsonNumber(m[0]);
+  };
+  const root = value(0);
+  skip();
+  if (i < text.length) fail('text after the document');
+  return root;
+}
+
+// A plain JSON value (a fix's `value`) as parseJsonText gives it.
+function fromPlain(x) {
+  if (Array.isArray(x)) return x.map(fromPlain);
+  if (x !== null && typeof x === 'object') return new JsonObject(Object.entries(x).map(([k, y]) => [k, fromPlain(y)]));
+  if (typeof x === 'number') return new JsonNumber(JSON.stringify(x));
+  return x;
+}
+
+// Values -> JSON text as JSON.stringify(value, null, 2) writes it.
+function stringifyJsonText(root) {
+  const out = [];
+  const write = (x, indent) => {
+    if (x instanceof JsonNumber) out.push(x.text);
+    else if (x instanceof JsonObject || Array.isArray(x)) {
+      const entries = x instanceof JsonObject ? x.members : x;
+      const [open, close] = x instanceof JsonObject ? ['{', '}'] : ['[', ']'];
+      if (!entries.length) { out.push(open, close); return; }
+      const inner = `${indent}  `;
+      out.push(open);
+      entries.forEach((entry, k) => {
+        out.push(k ? ',\n' : '\n', inner);
+        if (x instanceof JsonObject) { out.push(JSON.stringify(entry[0]), ': '); write(entry[1], inner); }
+        else write(entry, inner);
+      });
+      out.push('\n', indent, close);
+    } else out.push(JSON.stringify(x));
+  };
+  write(root, '');
+  return out.join('');
+}
+
+// RFC 6901: '' is the whole document; else '/'-separated tokens, '~1' for '/' and '~0' for '~'.
+function fixPointerTokens(pointer) {
+  if (typeof pointer !== 'string' || (pointer !== '' && pointer[0] !== '/')) throw new FixError(`not a JSON pointer: ${JSON.stringify(pointer)}`);
+  return pointer === '' ? [] : pointer.slice(1).split('/').map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+const memberIndex = (object, name) => {
+  for (let k = object.members.length - 1; k >= 0; k--) if (object.members[k][0] === name) return k; // the last one counts
+  return -1;
+};
+const arrayIndex = (array, token, pointer, forAdd = false) => {
+  if (forAdd && token === '-') return array.length;
+  if (!/^(0|[1-9][0-9]*)$/.test(token) || Number(token) > array.length - (forAdd ? 0 : 1)) {
+    throw new FixError(`${pointer} names no element of an array of ${array.length}`);
+  }
+  return Number(token);
+};
+
+// The container and the last token of `pointer` in `holder` (a JsonObject
+// whose one member '' is the document).
+function locate(holder, pointer) {
+  const tokens = ['', ...fixPointerTokens(pointer)];
+  const last = tokens.pop();
+  let container = holder;
+  for (const t of tokens) {
+    if (container instanceof JsonObject) {
+      const k = memberIndex(container, t);
+      if (k < 0) throw new FixError(`${pointer} names nothing in the document`);
+      container = container.members[k][1];
+    } else if (Array.isArray(container)) {
+      container = container[arrayIndex(container, t, pointer)];
+    } else {
+      throw new FixError(`${pointer} names nothing in the document`);
+    }
+  }
+  if (!(container instanceof JsonObject) && !Array.isArray(container)) throw new FixError(`${pointer} names nothing in the document`);
+  return [container, last];
+}
+
+function getAt(holder, pointer) {
+  const [c, t] = locate(holder, pointer);
+  if (Array.isArray(c)) return c[arrayIndex(c, t, pointer)];
+  const k = memberIndex(c, t);
+  if (k < 0) throw new FixError(`${pointer} names nothing in the document`);
+  return c.members[k][1];
+}
+
+function removeAt(holder, pointer) {
+  const [c, t] = locate(holder, pointer);
+  if (Array.isArray(c)) return c.splice(arrayIndex(c, t, pointer), 1)[0];
+  const k = memberIndex(c, t);
+  if (k < 0) throw new FixError(`${pointer} names nothing in the document`);
+  return c.members.splice(k, 1)[0][1];
+}
+
+function addAt(holder, pointer, value) {
+  const [c, t] = locate(holder, pointer);
+  if (Array.isArray(c)) { c.splice(arrayIndex(c, t, pointer, true), 0, value); return; }
+  const k = memberIndex(c, t);
+  if (k >= 0) c.members[k][1] = value;
+  else c.members.push([t, value]);
+}
+
+// Applies one operation ("move" and "replace", the ones fixes use; RFC 6902
+// section 4). A move within one object renames the member where it stands.
+function applyOperation(holder, op) {
+  if (!op || typeof op !== 'object') throw new FixError('a fix operation is not an object');
+  if (op.op === 'replace') {
+    if (!('value' in op)) throw new FixError(`replace ${op.path}: no value`);
+    const [c, t] = locate(holder, op.path);
+    if (Array.isArray(c)) c[arrayIndex(c, t, op.path)] = fromPlain(op.value);
+    else {
+      const k = memberIndex(c, t);
+      if (k < 0) throw new FixError(`${op.path} names nothing in the document`);
+      c.members[k][1] = fromPlain(op.value);
+    }
+    return;
+  }
+  if (op.op === 'move') {
+    const from = fixPointerTokens(op.from);
+    const path = fixPointerTokens(op.path);
+    if (path.length > from.length && from.every((t, k) => t === path[k])) {
+      throw new FixError(`cannot move ${op.from} into itself (${op.path})`);
+    }
+    getAt(holder, op.from); // it must be there
+    if (op.from === op.path) return;
+    const [fc, ft] = locate(holder, op.from);
+    const [pc, pt] = locate(holder, op.path);
+    if (fc === pc && fc instanceof JsonObject && memberIndex(fc, pt) < 0) {
+      fc.members[memberIndex(fc, ft)][0] = pt; // a rename: the member keeps its place
+      return;
+    }
+    addAt(holder, op.path, removeAt(holder, op.from));
+    return;
+  }
+  throw new FixError(`unsupported fix operation ${JSON.stringify(op.op)}`);
+}
+
+// `text` with the JSON Patch `fix` applied, written with 2-space indentation
+// (and a final newline). Throws FixError when the text is not JSON or an
+// operation does not apply; `text` is then left as it is.
+function applyFixToText(text, fix) {
+  if (!Array.isArray(fix)) throw new FixError('a fix is an array of operations');
+  const holder = new JsonObject([['', parseJsonText(text)]]);
+  for (const op of fix) applyOperation(holder, op);
+  return `${stringifyJsonText(holder.members[0][1])}\n`;
+}
+
+// The Fix button: applies d's fix to the checked document (the editor's text,
+// or the file too large for the editor) and checks the result. Refused when
+// the editor has changed since this check: the fix was made for what was checked.
+async function applyDiagnosticFix(v, d) {
+  if (state.view !== v) throw new FixError('a newer check replaced this result');
+  const editor = $('doc-text');
+  let text;
+  if (typeof v.input === 'string') {
+    // (A fixed document too large for the editor was checked from its text: the editor is empty.)
+    if (editor.value !== v.input && !(editor.value === '' && v.input.length > TEXTAREA_MAX_BYTES)) {
+      throw new FixError('the document in the editor changed since this check: check it again to get its fixes');
+    }
+    text = v.input;
+  } else {
+    if (editor.value !== '') throw new FixError('the editor holds another document than the checked file: check it again');
+    text = await v.input.text();
+  }
+  const fixed = applyFixToText(text, d.fix);
+  if (state.view !== v) throw new FixError('a newer check replaced this result');
+  const label = v.source.label.endsWith(' (fixed)') ? v.source.label : `${v.source.label} (fixed)`;
+  $('example-select').value = '';
+  if (fixed.length <= TEXTAREA_MAX_BYTES) {
+    editor.value = fixed;
+    setDocSource(`${label}: ${d.code} fixed`);
+  } else {
+    editor.value = '';
+    setDocSource(`${label}: ${d.code} fixed (too large for the editor)`);
+  }
+  return runCheck(fixed, { label, kind: 'text', fixed: d.code }, v.mode === 'plan' ? 'plan' : undefined);
+}
+
 // ---- Showing a run -------------------------------------------------------------
 
 async function onResult(msg, pending, receivedAt) {
@@ -1455,7 +1837,7 @@ async function onResult(msg, pending, receivedAt) {
   const size = fmtBytes(v.bytes);
   const detail = `${pending.source.label} · ${size} · engine ${fmtMs(v.timing.engineMs)} · end to end ${fmtMs(v.endToEndMs)}`;
   if (invalid) setStatus('invalid', 'Invalid document: it was refused as a whole.', detail);
-  else if (errors) setStatus('errors', `${plural(errors, 'error')} found. Click a diagnostic to find its module.`, detail);
+  else if (errors) setStatus('errors', `${plural(errors, 'error')} found. Open a group, then click a diagnostic to find its module.`, detail);
   else {
     const o = v.owned;
     let text = o ? `Plan OK: ${plural(v.ownership.owners.length, 'owner')}, ${plural(o.owned_names_count, 'owned parameter name')}, ${plural(o.aliases_count, 'alias', 'aliases')}` : 'Plan OK';
@@ -1659,6 +2041,7 @@ window.shardplanApp = {
   checkFile: (file) => loadFile(file),
   reveal: (fqn) => (state.view ? revealFqn(state.view, fqn) : false),
   planText: (text, label = 'text') => runCheck(String(text), { label, kind: 'text' }, 'plan'),
+  applyFix: (text, fix) => applyFixToText(String(text), fix),
   showView: (name) => showView(name),
   get lastRun() { return state.lastRun; },
   get ready() { return state.ready; },

@@ -28,7 +28,8 @@
 // (ids, children, parameter names, types, own parallel specs), the mesh and
 // whether it asks to be planned.
 //
-// `result` is the engine's shardplan.result.v1 object with `owned` trimmed to
+// `result` is the engine's shardplan.result.v1 object (its diagnostics with
+// their `help` and `fix`, `groups` and `counts` as they are) with `owned` trimmed to
 // counts (a DeepSeek-sized result is 14 MB of JSON; copying all of it to the
 // page would block the page for a few hundred ms): owned.owned_names_count,
 // owned.aliases_count, owned.required_count. The untrimmed result stays here
@@ -258,7 +259,8 @@ function buildTree(doc) {
 }
 
 function trimResult(result) {
-  const out = { schema: result.schema, ok: result.ok, diagnostics: result.diagnostics };
+  // The diagnostics (with their help and fix), their groups and counts go as they are.
+  const out = { schema: result.schema, ok: result.ok, diagnostics: result.diagnostics, groups: result.groups, counts: result.counts };
   const owned = result.owned;
   if (isObject(owned)) {
     out.owned = {

@@ -4,14 +4,15 @@
 Julia binding of the shardplan C ABI, version 1 (`capi/include/shardplan/shardplan.h`).
 
 Parse a `shardplan.v1` document (or build one with [`Builder`](@ref)), check it or plan it,
-and read the diagnostics, the plan, the memory per device, the communication and the
-`shardplan.result.v1` JSON:
+and read the diagnostics (with their help and fix, and grouped by cause), the plan, the memory
+per device, the communication and the `shardplan.result.v1` JSON:
 
 ```julia
 using ShardPlan
 doc = parse_document(read("model.json", String))
 res = check(doc)
 isok(res) || foreach(println, diagnostics(res))
+[(d.help, d.fix) for d in diagnostics(res)], groups(res)   # fix-its and causes (library 0.7)
 planned = plan(doc)   # templates and overrides -> the final plan, memory, communication
 memory(planned), plan_entries(planned), communications(planned)
 ```
@@ -30,10 +31,10 @@ export ABI_VERSION, ShardPlanError, AbiMismatchError, ErrorCode, Severity, Port,
        ERROR_NULL_ARGUMENT, ERROR_INVALID_ARGUMENT, ERROR_OUT_OF_RANGE, ERROR_OUT_OF_MEMORY,
        ERROR_INTERNAL, SEVERITY_ERROR, SEVERITY_WARNING, SEVERITY_INFO,
        PORT_PARAMS, PORT_IN_SRC, PORT_IN_DST, PORT_OUT_SRC, PORT_OUT_DST,
-       Document, Result, Diagnostic, Layout, Builder, ParallelSpec,
+       Document, Result, Diagnostic, FixOperation, DiagnosticGroup, Layout, Builder, ParallelSpec,
        abi_version, library_version, check_abi,
        parse_document, is_valid, check, isok, diagnostic_count, diagnostic, diagnostics,
-       result_json,
+       group_count, group, groups, result_json,
        PlanMemory, PlanEntry, Communication, plan, memory, plan_entry_count, plan_entry,
        plan_entries, communication_count, communication, communications,
        declare!, add_entry!, set_placement!, set_out_names!, set_legacy_field!,
@@ -91,7 +92,7 @@ end
 """`sp_abi_version()`: the ABI version of the loaded library."""
 abi_version() = ccall((:sp_abi_version, libshardplan[]), UInt32, ())
 
-"""`sp_version_string()`: the library release, e.g. `"0.6.0"`."""
+"""`sp_version_string()`: the library release, e.g. `"0.7.0"`."""
 library_version() = unsafe_string(ccall((:sp_version_string, libshardplan[]), Cstring, ()))
 
 function __init__()
@@ -161,6 +162,28 @@ struct SpDiagnostic
     fqn::SpStr
     parameter::SpStr
     pointer::SpStr
+end
+
+"""`sp_fix_operation` (library 0.7): one RFC 6902 operation; `from` and `value` (JSON text) have
+`data == C_NULL` when absent. Its strings are owned by the result it was read from."""
+struct SpFixOperation
+    op::SpStr
+    path::SpStr
+    from::SpStr
+    value::SpStr
+end
+
+"""
+`sp_diagnostic_group` (library 0.7): `num_listed` 0-based diagnostic indexes at `listed` (owned
+by the result), after a padded `Cint` severity, as in C.
+"""
+struct SpDiagnosticGroup
+    code::SpStr
+    severity::Cint
+    pointer::SpStr
+    count::Csize_t
+    listed::Ptr{Csize_t}
+    num_listed::Csize_t
 end
 
 """`sp_parallel_spec`: `num_axes` strings at `axes`."""
@@ -432,8 +455,25 @@ function diagnostic_count(res::Result)
 end
 
 """
+    FixOperation(op, path, from, value)
+
+One operation of a diagnostic's fix, an RFC 6902 JSON Patch on the document, copied out: `op` is
+`"move"` (the member at `from` moves to `path`: a rename) or `"replace"` (the value at `path`
+becomes `value`). `from` and `value` are `nothing` when the operation has none; `value` is JSON
+text, as the C API gives it: `"tp"` with its quotes, a 4-byte string.
+"""
+struct FixOperation
+    op::String
+    path::String
+    from::Union{String,Nothing}
+    value::Union{String,Nothing}
+end
+
+"""
 One diagnostic, copied out of the result. `fqn`, `parameter` and `pointer` are `nothing` when
-absent (the root module's FQN is `""`).
+absent (the root module's FQN is `""`). `help` says what to change where the engine knows
+(`"did you mean 'tp'? ..."`), else `nothing`; `fix` is the [`FixOperation`](@ref)s of a JSON
+Patch that removes the finding, empty when there is none (library 0.7).
 """
 struct Diagnostic
     code::String
@@ -442,13 +482,45 @@ struct Diagnostic
     fqn::Union{String,Nothing}
     parameter::Union{String,Nothing}
     pointer::Union{String,Nothing}
+    help::Union{String,Nothing}
+    fix::Vector{FixOperation}
 end
+
+"""A diagnostic without help and fix (the six fields of library 0.6 and earlier)."""
+Diagnostic(code, severity, message, fqn, parameter, pointer) =
+    Diagnostic(code, severity, message, fqn, parameter, pointer, nothing, FixOperation[])
+
+"""
+    DiagnosticGroup(code, severity, pointer, count, listed)
+
+Diagnostics with one cause, copied out (library 0.7): the same `code` at the same declaration
+(`pointer`, or `nothing` for diagnostics without one), as one over-wide native pattern gives
+one diagnostic per module it should not have matched. `listed` holds their indexes for
+[`diagnostic`](@ref), **1-based** like it (`diagnostics(res)[g.listed]`; the C API and the
+result JSON count from 0), in increasing order; `count == length(listed)`.
+"""
+struct DiagnosticGroup
+    code::String
+    severity::Severity
+    pointer::Union{String,Nothing}
+    count::Int
+    listed::Vector{Int}
+end
+
+# Diagnostics and groups hold vectors (which `===` compares by identity): compare and hash them
+# by value, field by field.
+_fields(x) = ntuple(k -> getfield(x, k), fieldcount(typeof(x)))
+Base.:(==)(a::Diagnostic, b::Diagnostic) = _fields(a) == _fields(b)
+Base.:(==)(a::DiagnosticGroup, b::DiagnosticGroup) = _fields(a) == _fields(b)
+Base.hash(x::Diagnostic, h::UInt) = hash(_fields(x), hash(:Diagnostic, h))
+Base.hash(x::DiagnosticGroup, h::UInt) = hash(_fields(x), hash(:DiagnosticGroup, h))
 
 """
     diagnostic(res, i) -> Diagnostic
 
-Diagnostic `i` (1-based; the first one is the reference framework's error). An index past the
-end is the library's `ERROR_OUT_OF_RANGE` (its message counts from 0, like the C API).
+Diagnostic `i` (1-based; the first one is the reference framework's error), with its help and
+fix. An index past the end is the library's `ERROR_OUT_OF_RANGE` (its message counts from 0,
+like the C API).
 """
 function diagnostic(res::Result, i::Integer)
     i >= 1 || throw(ShardPlanError(ERROR_OUT_OF_RANGE,
@@ -462,11 +534,83 @@ function diagnostic(res::Result, i::Integer)
     # The strings belong to the result: copy them while it is alive.
     return GC.@preserve res Diagnostic(something(_string(d.code), ""), Severity(d.severity),
                                        something(_string(d.message), ""), _string(d.fqn),
-                                       _string(d.parameter), _string(d.pointer))
+                                       _string(d.parameter), _string(d.pointer),
+                                       _diagnostic_help(res, i), _diagnostic_fix(res, i))
+end
+
+# `sp_result_diagnostic_help`: the help of diagnostic `i` (1-based), or `nothing`.
+function _diagnostic_help(res::Result, i::Integer)
+    p = _ptr(res)
+    out = Ref{SpStr}()
+    err = GC.@preserve res ccall((:sp_result_diagnostic_help, libshardplan[]), Ptr{Cvoid},
+                                 (Ptr{Cvoid}, Csize_t, Ptr{SpStr}), p, i - 1, out)
+    _check_error(err)
+    return GC.@preserve res _string(out[])
+end
+
+# `sp_result_diagnostic_fix_count` and `sp_result_diagnostic_fix`: the fix of diagnostic `i`
+# (1-based), copied out.
+function _diagnostic_fix(res::Result, i::Integer)
+    p = _ptr(res)
+    n = Ref{Csize_t}(0)
+    err = GC.@preserve res ccall((:sp_result_diagnostic_fix_count, libshardplan[]), Ptr{Cvoid},
+                                 (Ptr{Cvoid}, Csize_t, Ptr{Csize_t}), p, i - 1, n)
+    _check_error(err)
+    ops = FixOperation[]
+    for k in 1:Int(n[])
+        out = Ref{SpFixOperation}()
+        err = GC.@preserve res ccall((:sp_result_diagnostic_fix, libshardplan[]), Ptr{Cvoid},
+                                     (Ptr{Cvoid}, Csize_t, Csize_t, Ptr{SpFixOperation}),
+                                     p, i - 1, k - 1, out)
+        _check_error(err)
+        o = out[]
+        push!(ops, GC.@preserve res FixOperation(something(_string(o.op), ""),
+                                                 something(_string(o.path), ""),
+                                                 _string(o.from), _string(o.value)))
+    end
+    return ops
 end
 
 """`diagnostics(res)`: all diagnostics, in evaluation order."""
 diagnostics(res::Result) = Diagnostic[diagnostic(res, i) for i in 1:diagnostic_count(res)]
+
+"""`group_count(res)`: the number of groups (causes) of the result's diagnostics."""
+function group_count(res::Result)
+    p = _ptr(res)
+    n = Ref{Csize_t}(0)
+    err = GC.@preserve res ccall((:sp_result_group_count, libshardplan[]), Ptr{Cvoid},
+                                 (Ptr{Cvoid}, Ptr{Csize_t}), p, n)
+    _check_error(err)
+    return Int(n[])
+end
+
+"""
+    group(res, i) -> DiagnosticGroup
+
+Group `i` (1-based, in the order of each group's first diagnostic). An index past the end is the
+library's `ERROR_OUT_OF_RANGE` (its message counts from 0, like the C API).
+"""
+function group(res::Result, i::Integer)
+    i >= 1 || throw(ShardPlanError(ERROR_OUT_OF_RANGE,
+                                   "group index $i out of range (indices start at 1)"))
+    p = _ptr(res)
+    out = Ref{SpDiagnosticGroup}()
+    err = GC.@preserve res ccall((:sp_result_group, libshardplan[]), Ptr{Cvoid},
+                                 (Ptr{Cvoid}, Csize_t, Ptr{SpDiagnosticGroup}), p, i - 1, out)
+    _check_error(err)
+    g = out[]
+    # The strings and `listed` belong to the result: copy them while it is alive. The C indexes
+    # count from 0; Julia's (for `diagnostic`) from 1.
+    return GC.@preserve res DiagnosticGroup(
+        something(_string(g.code), ""), Severity(g.severity), _string(g.pointer), Int(g.count),
+        Int[Int(unsafe_load(g.listed, k)) + 1 for k in 1:Int(g.num_listed)])
+end
+
+"""
+`groups(res)`: the diagnostics by cause (same code, same pointer), in the order of each group's
+first diagnostic; every diagnostic is in exactly one group (empty when there is none).
+"""
+groups(res::Result) = DiagnosticGroup[group(res, i) for i in 1:group_count(res)]
 
 """`result_json(res)`: the whole result as compact `shardplan.result.v1` JSON (a copy)."""
 function result_json(res::Result)

@@ -150,6 +150,15 @@ function caught(f)
 end
 
 case_text(name) = read(joinpath(CONFORMANCE, "cases", name * ".json"), String)
+
+# The golden documents (tests/golden/cases): the `*.typo` ones have a help and a fix-it, and the
+# over-wide native pattern of `overlapping-communication.glob` gives groups of several diagnostics.
+const GOLDEN = joinpath(@__DIR__, "..", "..", "..", "tests", "golden", "cases")
+golden_text(name) = read(joinpath(GOLDEN, name * ".json"), String)
+const TYPOS = sort([f[1:end-length(".fail.json")] for f in readdir(GOLDEN)
+                    if endswith(f, ".typo.fail.json")])
+const SEVERITY_NAMES = Dict(SEVERITY_ERROR => "error", SEVERITY_WARNING => "warning",
+                            SEVERITY_INFO => "info")
 expected_json(name) = parse_json(read(joinpath(CONFORMANCE, "expected", name * ".json"), String))
 
 # The brief's small model: mesh tp=2, parameter w [4,4], root -> lin (weight w), provider at lin.
@@ -579,6 +588,181 @@ end
     @test caught(() -> memory(kept)) isa InvalidStateException
     @test caught(() -> plan_entries(kept)) isa InvalidStateException
     @test caught(() -> communications(kept)) isa InvalidStateException
+end
+
+@testset "help and fix" begin
+    # The mirror has the header's layout: four sp_str (LP64).
+    @test isbitstype(ShardPlan.SpFixOperation)
+    if Sys.WORD_SIZE == 64
+        @test sizeof(ShardPlan.SpFixOperation) == 64
+        @test [fieldoffset(ShardPlan.SpFixOperation, k) for k in 1:4] == [0, 16, 32, 48]
+    end
+    @test length(TYPOS) >= 3 && "unknown-axis.typo" in TYPOS
+
+    # A misspelt mesh axis: a "move" (a rename of the member).
+    res = check(parse_document(golden_text("unknown-axis.typo.fail")))
+    ds = diagnostics(res)
+    @test length(ds) == 1
+    d = ds[1]
+    @test d.code == "unknown-axis"
+    @test d.help == "did you mean 'dp'? (the mesh's axes are 'dp', 'tp')"
+    @test d.fix isa Vector{FixOperation}
+    @test d.fix == [FixOperation("move", "/providers/sharding/proj/params/weight/dp",
+                                 "/providers/sharding/proj/params/weight/pd", nothing)]
+    # What `shardplan check --format json` and sp_result_json say.
+    j = parse_json(result_json(res))["diagnostics"][1]
+    @test j["help"] == d.help
+    @test length(j["fix"]) == 1
+    @test j["fix"][1]["op"] == "move"
+    @test j["fix"][1]["from"] == d.fix[1].from && j["fix"][1]["path"] == d.fix[1].path
+    @test !haskey(j["fix"][1], "value")
+    # Diagnostics compare and hash by value (their fix is a vector).
+    @test diagnostic(res, 1) == d
+    @test hash(diagnostic(res, 1)) == hash(d)
+
+    # A misspelt parallel axis: a "replace" whose value is JSON text.
+    res = check(parse_document(golden_text("parallel-unknown-axis.typo.fail")))
+    d = diagnostic(res, 1)
+    @test d.code == "parallel-unknown-axis"
+    @test d.help == "did you mean 'tp'? (the mesh's axes are 'tp')"
+    @test length(d.fix) == 1
+    op = d.fix[1]
+    @test (op.op, op.path, op.from, op.value) ==
+          ("replace", "/modules/linear/parallel/axes/0", nothing, "\"tp\"")
+    j = parse_json(result_json(res))["diagnostics"][1]
+    @test parse_json(op.value) == j["fix"][1]["value"] == "tp"
+    @test j["help"] == d.help && !haskey(j["fix"][1], "from")
+
+    # A diagnostic without help or fix (the result JSON has neither key).
+    res = check(parse_document(golden_text("unknown-parameter.typo.fail")))
+    ds = diagnostics(res)
+    @test [x.code for x in ds] == ["unknown-parameter", "omitted-parameters"]
+    @test ds[1].help == "did you mean 'proj.weight'?"
+    @test ds[1].fix == [FixOperation("move", "/providers/sharding/proj/params/weight",
+                                     "/providers/sharding/proj/params/weigth", nothing)]
+    @test ds[2].help === nothing
+    @test isempty(ds[2].fix) && ds[2].fix isa Vector{FixOperation}
+    js = parse_json(result_json(res))["diagnostics"]
+    @test !haskey(js[2], "help") && !haskey(js[2], "fix")
+
+    # Every typo case: each diagnostic's help and fix equal the result JSON's.
+    for name in TYPOS
+        res = check(parse_document(golden_text(name * ".fail")))
+        ds = diagnostics(res)
+        js = parse_json(result_json(res))["diagnostics"]
+        @test length(ds) == length(js)
+        @test ds[1].help !== nothing && !isempty(ds[1].fix)
+        for (x, w) in zip(ds, js)
+            @test x.code == w["code"]
+            @test x.help == get(w, "help", nothing)
+            want = get(w, "fix", Any[])
+            @test length(x.fix) == length(want)
+            for (o, wo) in zip(x.fix, want)
+                @test o.op == wo["op"] && o.path == wo["path"]
+                @test o.from == get(wo, "from", nothing)
+                @test (o.value === nothing ? nothing : parse_json(o.value)) == get(wo, "value", nothing)
+            end
+        end
+    end
+
+    # An over-wide glob: one fix (narrow the pattern) on each of its six diagnostics.
+    res = check(parse_document(golden_text("overlapping-communication.glob.fail")))
+    overlapping = [x for x in diagnostics(res) if x.code == "overlapping-communication"]
+    @test length(overlapping) == 6
+    @test all(x -> x.fix == overlapping[1].fix && x.help == overlapping[1].help, overlapping)
+    op = overlapping[1].fix[1]
+    @test op.op == "replace" && op.path == "/providers/native/0/match"
+    @test parse_json(op.value) == ["layers.*.mlp.experts.[0-9]"]
+
+    # The conformance errors have none; the constructor of six fields makes none.
+    for x in diagnostics(check(parse_document(case_text("001-multiple-owners"))))
+        @test x.help === nothing && isempty(x.fix)
+    end
+    plain = Diagnostic("c", SEVERITY_ERROR, "m", nothing, nothing, nothing)
+    @test plain.help === nothing && plain.fix == FixOperation[]
+    @test plain == Diagnostic("c", SEVERITY_ERROR, "m", nothing, nothing, nothing)
+end
+
+@testset "groups" begin
+    # The mirror has the header's layout (LP64): the Cint severity padded to 8 bytes.
+    @test isbitstype(ShardPlan.SpDiagnosticGroup)
+    if Sys.WORD_SIZE == 64
+        @test sizeof(ShardPlan.SpDiagnosticGroup) == 64
+        @test [fieldoffset(ShardPlan.SpDiagnosticGroup, k) for k in 1:6] == [0, 16, 24, 40, 48, 56]
+    end
+
+    res = check(parse_document(golden_text("overlapping-communication.glob.fail")))
+    gs = groups(res)
+    @test gs isa Vector{DiagnosticGroup}
+    @test group_count(res) == length(gs) == 9
+    @test gs[1] == DiagnosticGroup("overlapping-communication", SEVERITY_ERROR,
+                                   "/providers/native/0/parallel", 6, [1, 2, 3, 4, 5, 6])
+    # listed is 1-based, for `diagnostic` (the C API and the JSON count from 0).
+    @test [(g.code, g.count, g.listed) for g in gs] == [
+        ("overlapping-communication", 6, [1, 2, 3, 4, 5, 6]),
+        ("unknown-forward-input", 6, [7, 8, 9, 10, 11, 12]),
+        ("nested-duplicate", 2, [13, 28]),
+        ("nested-duplicate", 2, [14, 29]),
+        ("nested-duplicate", 2, [15, 30]),
+        ("unknown-parameter", 6, [16, 20, 24, 31, 35, 39]),
+        ("unknown-parameter", 6, [17, 21, 25, 32, 36, 40]),
+        ("unknown-parameter", 6, [18, 22, 26, 33, 37, 41]),
+        ("omitted-parameters", 6, [19, 23, 27, 34, 38, 42]),
+    ]
+    @test gs[3].pointer == "/providers/native/0/sharding/params/gate_proj.weight"
+    @test group(res, 1) == gs[1] && group(res, 9) == gs[9]
+    @test hash(group(res, 3)) == hash(gs[3])
+
+    # What `shardplan check --format json` and sp_result_json say.
+    js = parse_json(result_json(res))["groups"]
+    @test length(js) == length(gs)
+    for (g, j) in zip(gs, js)
+        @test g.code == j["code"]
+        @test SEVERITY_NAMES[g.severity] == j["severity"]
+        @test g.pointer == j["pointer"]
+        @test g.count == j["count"]
+        @test g.listed .- 1 == j["listed"]
+    end
+
+    # Every diagnostic is in exactly one group, with the group's code and pointer.
+    ds = diagnostics(res)
+    @test sort(vcat([g.listed for g in gs]...)) == collect(1:diagnostic_count(res)) == collect(1:42)
+    for g in gs
+        @test g.count == length(g.listed)
+        @test all(x -> x.code == g.code && x.pointer == g.pointer && x.severity == g.severity,
+                  ds[g.listed])
+    end
+
+    # An index past the end is the library's OUT_OF_RANGE (its message counts from 0).
+    err = caught(() -> group(res, 10))
+    @test err isa ShardPlanError
+    @test err.code == ERROR_OUT_OF_RANGE
+    @test err.message == "group index 9 out of range (the result has 9)"
+    @test caught(() -> group(res, 0)).code == ERROR_OUT_OF_RANGE
+
+    # One diagnostic, one group; the typo documents' groups equal the JSON's.
+    for name in TYPOS
+        r = check(parse_document(golden_text(name * ".fail")))
+        g = group(r, 1)
+        j = parse_json(result_json(r))["groups"][1]
+        @test g.listed == [1] && g.count == 1
+        @test (g.code, g.pointer) == (j["code"], j["pointer"])
+        @test g.code == diagnostic(r, 1).code
+    end
+
+    # No diagnostic, no group; a planning warning is a group of severity warning.
+    ok = check(parse_document(case_text("000-tiny-llama")))
+    @test isok(ok) && group_count(ok) == 0 && isempty(groups(ok))
+    @test caught(() -> group(ok, 1)).code == ERROR_OUT_OF_RANGE
+    uneven = plan(parse_document(UNEVEN_DOC))
+    @test groups(uneven) == [DiagnosticGroup("uneven-shard", SEVERITY_WARNING,
+                                             diagnostic(uneven, 1).pointer, 1, [1])]
+
+    # Closed results are never passed to the library.
+    close(res)
+    @test caught(() -> groups(res)) isa InvalidStateException
+    @test caught(() -> group_count(res)) isa InvalidStateException
+    @test caught(() -> diagnostic(res, 1)) isa InvalidStateException
 end
 
 end # testset ShardPlan

@@ -35,6 +35,10 @@ HEADER = read(HEADER_PATH)
 SOURCES = {p: read(p) for p in SOURCE_PATHS}
 
 
+FIX_AND_GROUP_FUNCTIONS = ("sp_result_diagnostic_help", "sp_result_diagnostic_fix_count",
+                           "sp_result_diagnostic_fix", "sp_result_group_count", "sp_result_group")
+
+
 def replace_once(text, old, new):
     """text with the single occurrence of old replaced (fails the test if not exactly one)."""
     count = text.count(old)
@@ -70,7 +74,11 @@ class CheckerTest(unittest.TestCase):
         self.assertGreaterEqual(len(header.functions), 30)
         self.assertEqual({c.name for c in calls} | set(check_ccalls.NOT_WRAPPED),
                          set(header.functions))
-        self.assertIn("10 structs and 3 enums", summary)
+        self.assertIn("12 structs and 3 enums", summary)
+        # The fix-it and group accessors of library 0.7 are wrapped, not listed as not wrapped.
+        for name in FIX_AND_GROUP_FUNCTIONS:
+            self.assertIn(name, {c.name for c in calls})
+            self.assertNotIn(name, check_ccalls.NOT_WRAPPED)
 
     def test_planning_structs_read_from_the_header(self):
         # The checker reads the planning structs field by field, in order (sp_memory: six
@@ -92,6 +100,27 @@ class CheckerTest(unittest.TestCase):
                           ("max_bytes", "UInt64"), ("min_bytes", "UInt64"),
                           ("mean_bytes", "Cdouble"), ("max_device", "UInt64"),
                           ("per_device_bytes", "Ptr{UInt64}"), ("num_devices_listed", "Csize_t")])
+
+    def test_fix_and_group_structs_read_from_the_header(self):
+        # sp_fix_operation: four sp_str; sp_diagnostic_group: an sp_str, the enum, an sp_str, a
+        # size_t, a `const size_t *` and a size_t.
+        header = check_ccalls.Header(HEADER)
+        fields = lambda name: [(f, t.base, t.depth) for f, t in header.structs[name]]
+        self.assertEqual(fields("sp_fix_operation"),
+                         [("op", "sp_str", 0), ("path", "sp_str", 0), ("from", "sp_str", 0),
+                          ("value", "sp_str", 0)])
+        self.assertEqual(fields("sp_diagnostic_group"),
+                         [("code", "sp_str", 0), ("severity", "sp_severity", 0),
+                          ("pointer", "sp_str", 0), ("count", "size_t", 0), ("listed", "size_t", 1),
+                          ("num_listed", "size_t", 0)])
+        structs = check_ccalls.find_structs(MAIN, SOURCES[MAIN])
+        self.assertEqual(structs["SpFixOperation"][1],
+                         [("op", "SpStr"), ("path", "SpStr"), ("from", "SpStr"), ("value", "SpStr")])
+        self.assertEqual(structs["SpDiagnosticGroup"][1],
+                         [("code", "SpStr"), ("severity", "Cint"), ("pointer", "SpStr"),
+                          ("count", "Csize_t"), ("listed", "Ptr{Csize_t}"), ("num_listed", "Csize_t")])
+        for name in FIX_AND_GROUP_FUNCTIONS:
+            self.assertIn(name, header.functions)
 
     def test_main_exit_status(self):
         with contextlib.redirect_stdout(io.StringIO()) as out:
@@ -194,6 +223,31 @@ class CheckerTest(unittest.TestCase):
                            "(Ptr{Cvoid}, Csize_t, Ptr{SpPlanEntry}), p, i - 1, out)")
         self.assertReported(r"ccall sp_result_communication: argument 3 \(out_record\) is "
                             r"Ptr\{SpPlanEntry\}, C has sp_communication \*", main=main)
+
+    def test_fix_and_group_ccall_argument_types(self):
+        main = self.mutate("(Ptr{Cvoid}, Csize_t, Ptr{SpStr}), p, i - 1, out)",
+                           "(Ptr{Cvoid}, Csize_t, Ptr{Cstring}), p, i - 1, out)")
+        self.assertReported(r"ccall sp_result_diagnostic_help: argument 3 \(out_help\) is "
+                            r"Ptr\{Cstring\}, C has sp_str \*", main=main)
+        main = self.mutate("(Ptr{Cvoid}, Csize_t, Ptr{Csize_t}), p, i - 1, n)",
+                           "(Ptr{Cvoid}, Csize_t, Ptr{Cint}), p, i - 1, n)")
+        self.assertReported(r"ccall sp_result_diagnostic_fix_count: argument 3 \(out_count\) is "
+                            r"Ptr\{Cint\}", main=main)
+        main = self.mutate("(Ptr{Cvoid}, Csize_t, Csize_t, Ptr{SpFixOperation}),",
+                           "(Ptr{Cvoid}, Csize_t, Cint, Ptr{SpFixOperation}),")
+        self.assertReported(r"ccall sp_result_diagnostic_fix: argument 3 \(operation\) is Cint, "
+                            r"C has size_t", main=main)
+        main = self.mutate("(Ptr{Cvoid}, Csize_t, Csize_t, Ptr{SpFixOperation}),",
+                           "(Ptr{Cvoid}, Csize_t, Ptr{SpFixOperation}),")
+        self.assertReported(r"ccall sp_result_diagnostic_fix: 3 argument types for the 4 parameters",
+                            main=main)
+        main = self.mutate("(Ptr{Cvoid}, Csize_t, Ptr{SpDiagnosticGroup}), p, i - 1, out)",
+                           "(Ptr{Cvoid}, Csize_t, Ptr{SpDiagnostic}), p, i - 1, out)")
+        self.assertReported(r"ccall sp_result_group: argument 3 \(out_group\) is "
+                            r"Ptr\{SpDiagnostic\}, C has sp_diagnostic_group \*", main=main)
+        main = self.mutate("ccall((:sp_result_group_count, libshardplan[])",
+                           "ccall((:sp_result_diagnostic_count, libshardplan[])")
+        self.assertReported(r"sp_result_group_count is neither called by the binding", main=main)
 
     def test_plan_calling_check_reported(self):
         main = self.mutate("ccall((:sp_document_plan, libshardplan[])",
@@ -327,7 +381,7 @@ class CheckerTest(unittest.TestCase):
         main = self.mutate("    from::SpStr\n    to::SpStr\n", "    to::SpStr\n    from::SpStr\n")
         self.assertReported(r"struct SpCommunication: fields \(fqn, port, axis, to, from, collective\) "
                             r"differ", main=main)
-        main = self.mutate("    from::SpStr\n", "    from_::SpStr\n")
+        main = self.mutate("    from::SpStr\n    to::SpStr\n", "    from_::SpStr\n    to::SpStr\n")
         self.assertReported(r"struct SpCommunication: fields \(fqn, port, axis, from_, to, "
                             r"collective\) differ", main=main)
         main = self.mutate("    collective::SpStr\n", "    collective::SpStr\n    extra::SpStr\n")
@@ -335,6 +389,54 @@ class CheckerTest(unittest.TestCase):
         main = self.mutate("struct SpCommunication\n", "struct SpCommunicationRecord\n")
         self.assertReported(r"C struct sp_communication has no Julia struct SpCommunication",
                             main=main)
+
+    def test_fix_operation_mirror(self):
+        main = self.mutate("    from::SpStr\n    value::SpStr\n", "    from_::SpStr\n    value::SpStr\n")
+        self.assertReported(r"struct SpFixOperation: fields \(op, path, from_, value\) differ from "
+                            r"C sp_fix_operation \(op, path, from, value\)", main=main)
+        main = self.mutate("    from::SpStr\n    value::SpStr\n", "    from::SpStr\n")
+        self.assertReported(r"struct SpFixOperation: fields \(op, path, from\) differ", main=main)
+        main = self.mutate("    from::SpStr\n    value::SpStr\n",
+                           "    from::SpStr\n    value::Ptr{UInt8}\n")
+        self.assertReported(r"struct SpFixOperation: field value is Ptr\{UInt8\}, C has sp_str",
+                            main=main)
+        main = self.mutate("struct SpFixOperation\n", "mutable struct SpFixOperation\n")
+        self.assertReported(r"struct SpFixOperation: must be immutable", main=main)
+
+    def test_diagnostic_group_mirror(self):
+        main = self.mutate("    listed::Ptr{Csize_t}\n", "    listed::Ptr{Cint}\n")
+        self.assertReported(r"struct SpDiagnosticGroup: field listed is Ptr\{Cint\}, "
+                            r"C has const size_t \*", main=main)
+        main = self.mutate("    listed::Ptr{Csize_t}\n", "    listed::Ref{Csize_t}\n")
+        self.assertReported(r"struct SpDiagnosticGroup: field listed is Ref\{Csize_t\}", main=main)
+        main = self.mutate("    listed::Ptr{Csize_t}\n", "    listed::Vector{Csize_t}\n")
+        self.assertReported(r"struct SpDiagnosticGroup: field listed is Vector\{Csize_t\}", main=main)
+        main = self.mutate("    count::Csize_t\n    listed", "    count::Cint\n    listed")
+        self.assertReported(r"struct SpDiagnosticGroup: field count is Cint, C has size_t", main=main)
+        main = self.mutate("    listed::Ptr{Csize_t}\n    num_listed::Csize_t\n",
+                           "    listed::Ptr{Csize_t}\n")
+        self.assertReported(r"struct SpDiagnosticGroup: fields \(code, severity, pointer, count, "
+                            r"listed\) differ", main=main)
+        main = self.mutate("    code::SpStr\n    severity::Cint\n    pointer::SpStr\n    count",
+                           "    code::SpStr\n    pointer::SpStr\n    severity::Cint\n    count")
+        self.assertReported(r"struct SpDiagnosticGroup: fields \(code, pointer, severity, ", main=main)
+        main = self.mutate("struct SpDiagnosticGroup\n", "struct SpGroup\n")
+        self.assertReported(r"C struct sp_diagnostic_group has no Julia struct SpDiagnosticGroup",
+                            main=main)
+
+    def test_header_fix_and_group_drift(self):
+        header = replace_once(HEADER, "  const size_t *listed;", "  const uint32_t *listed;")
+        self.assertReported(r"struct SpDiagnosticGroup: field listed is Ptr\{Csize_t\}, "
+                            r"C has const uint32_t \*", header=header)
+        header = replace_once(HEADER, "  size_t num_listed;", "  size_t num_listed;\n  int truncated;")
+        self.assertReported(r"struct SpDiagnosticGroup: fields .* differ from C sp_diagnostic_group "
+                            r"\(.*, num_listed, truncated\)", header=header)
+        header = replace_once(HEADER, "sp_result_diagnostic_fix(const sp_result *result, size_t index,"
+                                      " size_t operation,",
+                              "sp_result_diagnostic_fix(const sp_result *result, size_t index,"
+                              " uint32_t operation,")
+        self.assertReported(r"ccall sp_result_diagnostic_fix: argument 3 \(operation\) is Csize_t, "
+                            r"C has uint32_t", header=header)
 
     def test_header_planning_struct_drift(self):
         header = replace_once(HEADER, "  double mean_bytes;", "  uint64_t mean_bytes;")

@@ -77,6 +77,30 @@ class sp_diagnostic(Structure):
     ]
 
 
+class sp_fix_operation(Structure):
+    """``sp_fix_operation``: one RFC 6902 operation; from and value NULL when absent."""
+
+    _fields_ = [
+        ("op", sp_str),
+        ("path", sp_str),
+        ("from_", sp_str),  # C's `from`, a keyword in Python
+        ("value", sp_str),  # JSON text
+    ]
+
+
+class sp_diagnostic_group(Structure):
+    """``sp_diagnostic_group``: ``num_listed`` diagnostic indexes at ``listed``."""
+
+    _fields_ = [
+        ("code", sp_str),
+        ("severity", sp_severity),
+        ("pointer", sp_str),
+        ("count", c_size_t),
+        ("listed", POINTER(c_size_t)),  # owned by the result
+        ("num_listed", c_size_t),
+    ]
+
+
 class sp_memory(Structure):
     """``sp_memory``: six scalars, then the per-device array and its length."""
 
@@ -183,6 +207,14 @@ SIGNATURES = {
     "sp_result_ok": (_E, [sp_result_p, POINTER(c_int)]),
     "sp_result_diagnostic_count": (_E, [sp_result_p, POINTER(c_size_t)]),
     "sp_result_diagnostic": (_E, [sp_result_p, c_size_t, POINTER(sp_diagnostic)]),
+    "sp_result_diagnostic_help": (_E, [sp_result_p, c_size_t, POINTER(sp_str)]),
+    "sp_result_diagnostic_fix_count": (_E, [sp_result_p, c_size_t, POINTER(c_size_t)]),
+    "sp_result_diagnostic_fix": (
+        _E,
+        [sp_result_p, c_size_t, c_size_t, POINTER(sp_fix_operation)],
+    ),
+    "sp_result_group_count": (_E, [sp_result_p, POINTER(c_size_t)]),
+    "sp_result_group": (_E, [sp_result_p, c_size_t, POINTER(sp_diagnostic_group)]),
     "sp_result_json": (_E, [sp_result_p, POINTER(sp_str)]),
     "sp_result_delete": (None, [sp_result_p]),
     # Planning

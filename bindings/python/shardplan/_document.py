@@ -1,4 +1,4 @@
-"""Documents, check and plan results, diagnostics, memory and communication."""
+"""Documents, check and plan results, diagnostics (help, fixes, groups), memory and communication."""
 
 from __future__ import annotations
 
@@ -34,11 +34,52 @@ class Severity(enum.IntEnum):
 
 
 @dataclasses.dataclass(frozen=True)
+class FixOperation:
+    """One operation of a diagnostic's fix (``sp_fix_operation``): RFC 6902 JSON Patch.
+
+    ``op`` is "move" (the member at ``from_`` moves to ``path``: a rename) or
+    "replace" (the value at ``path`` becomes ``value``). ``from_`` is C's
+    ``from`` (a Python keyword); ``from_`` and ``value`` are None when the
+    operation has none. ``value`` is JSON text, as the C API gives it
+    (``'"tp"'``, not ``'tp'``); :meth:`to_dict` parses it.
+    """
+
+    op: str
+    path: str
+    from_: Optional[str] = None
+    value: Optional[str] = None  #: JSON text
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The operation as in the result JSON and RFC 6902: ``{"op": "move",
+        "from": ..., "path": ...}`` or ``{"op": "replace", "path": ...,
+        "value": <the parsed value>}`` (absent members left out)."""
+        out: Dict[str, Any] = {"op": self.op}
+        if self.from_ is not None:
+            out["from"] = self.from_
+        out["path"] = self.path
+        if self.value is not None:
+            out["value"] = _json.loads(self.value)
+        return out
+
+    def __str__(self) -> str:
+        if self.from_ is not None:
+            text = f"{self.op} {self.from_} -> {self.path}"
+        else:
+            text = f"{self.op} {self.path}"
+        if self.value is not None:
+            text += f" = {self.value}"
+        return text
+
+
+@dataclasses.dataclass(frozen=True)
 class Diagnostic:
     """One finding of a check (``sp_diagnostic``), copied out of the result.
 
     ``fqn``, ``parameter`` and ``pointer`` are None when absent; the root
-    module's FQN is ``""``.
+    module's FQN is ``""``. ``help`` says what to change where the engine
+    knows ("did you mean 'tp'? ..."), else None; ``fix`` is a tuple of
+    :class:`FixOperation`, an RFC 6902 JSON Patch on the document that
+    removes the finding, or ``()`` when there is none.
     """
 
     code: str
@@ -47,10 +88,13 @@ class Diagnostic:
     fqn: Optional[str] = None
     parameter: Optional[str] = None
     pointer: Optional[str] = None
+    help: Optional[str] = None
+    fix: Tuple[FixOperation, ...] = ()
 
     def to_dict(self) -> Dict[str, Any]:
-        """The diagnostic as in the result JSON (severity as "error", ...)."""
-        return {
+        """The diagnostic as in the result JSON (severity as "error", ...);
+        "help" and "fix" only when present, as there."""
+        out: Dict[str, Any] = {
             "code": self.code,
             "severity": str(self.severity),
             "message": self.message,
@@ -58,12 +102,46 @@ class Diagnostic:
             "parameter": self.parameter,
             "pointer": self.pointer,
         }
+        if self.help is not None:
+            out["help"] = self.help
+        if self.fix:
+            out["fix"] = [op.to_dict() for op in self.fix]
+        return out
 
     def __str__(self) -> str:
         text = f"{self.severity}[{self.code}]: {self.message}"
         if self.pointer is not None:
             text += f" (at {self.pointer or '/'})"
         return text
+
+
+@dataclasses.dataclass(frozen=True)
+class DiagnosticGroup:
+    """Diagnostics with one cause (``sp_diagnostic_group``): the same code at
+    the same declaration (the same ``pointer``, or None for diagnostics
+    without one), as one over-wide native pattern gives one diagnostic per
+    module it should not have matched.
+
+    ``listed`` are the indexes of its diagnostics in ``Result.diagnostics``
+    (0-based, increasing; ``Result.diagnostic(i)`` reads one), and ``count``
+    their number.
+    """
+
+    code: str
+    severity: Severity
+    pointer: Optional[str]
+    count: int
+    listed: Tuple[int, ...]
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The group as in the result JSON's "groups"."""
+        return {
+            "code": self.code,
+            "severity": str(self.severity),
+            "pointer": self.pointer,
+            "count": self.count,
+            "listed": list(self.listed),
+        }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -252,6 +330,23 @@ class Result(SharedHandle):
         """Every diagnostic, in evaluation order (the first is the reference's error)."""
         return self._all("diagnostics", self.diagnostic_count, _read_diagnostic)
 
+    def group_count(self) -> int:
+        """The number of groups."""
+        return self._size("group_count", lib.sp_result_group_count)
+
+    def group(self, index: int) -> DiagnosticGroup:
+        """Group ``index`` (0-based; negative counts from the end).
+
+        An index past the end raises ShardplanError with code OUT_OF_RANGE.
+        """
+        return self._item(index, "group", self.group_count, _read_group)
+
+    @property
+    def groups(self) -> List[DiagnosticGroup]:
+        """The diagnostics by cause (same code, same pointer), in the order of
+        each group's first diagnostic; every diagnostic is in exactly one."""
+        return self._all("groups", self.group_count, _read_group)
+
     @property
     def json(self) -> str:
         """The whole result as compact JSON (schema shardplan.result.v1)."""
@@ -359,20 +454,70 @@ def _read_communication(pointer, index: int) -> Communication:
     )
 
 
+def _severity(value: int) -> Severity:
+    try:
+        return Severity(value)
+    except ValueError:  # a severity added by a later library
+        return value
+
+
+# Added to the C ABI in library 0.7: an older library of the same ABI (which
+# knows no help or fix) gives diagnostics without them.
+_HELP_AND_FIX = ("sp_result_diagnostic_help", "sp_result_diagnostic_fix_count", "sp_result_diagnostic_fix")
+
+
 def _read_diagnostic(pointer, index: int) -> Diagnostic:
     out = _capi.sp_diagnostic()
     call(lib.sp_result_diagnostic, pointer, index, ctypes.byref(out))
-    try:
-        severity = Severity(out.severity)
-    except ValueError:  # a severity added by a later library
-        severity = out.severity
+    help_text: Optional[str] = None
+    fix: Tuple[FixOperation, ...] = ()
+    if not any(name in _capi.MISSING for name in _HELP_AND_FIX):
+        help_str = _capi.sp_str()
+        call(lib.sp_result_diagnostic_help, pointer, index, ctypes.byref(help_str))
+        help_text = _capi.read_text(help_str)
+        fix = _read_fix(pointer, index)
     return Diagnostic(
         code=_capi.read_text(out.code) or "",
-        severity=severity,
+        severity=_severity(out.severity),
         message=_capi.read_text(out.message) or "",
         fqn=_capi.read_text(out.fqn),
         parameter=_capi.read_text(out.parameter),
         pointer=_capi.read_text(out.pointer),
+        help=help_text,
+        fix=fix,
+    )
+
+
+def _read_fix(pointer, index: int) -> Tuple[FixOperation, ...]:
+    count = ctypes.c_size_t()
+    call(lib.sp_result_diagnostic_fix_count, pointer, index, ctypes.byref(count))
+    operations = []
+    for k in range(count.value):
+        op = _capi.sp_fix_operation()
+        call(lib.sp_result_diagnostic_fix, pointer, index, k, ctypes.byref(op))
+        operations.append(
+            FixOperation(
+                op=_text(op.op),
+                path=_text(op.path),
+                from_=_capi.read_text(op.from_),
+                value=_capi.read_text(op.value),
+            )
+        )
+    return tuple(operations)
+
+
+def _read_group(pointer, index: int) -> DiagnosticGroup:
+    out = _capi.sp_diagnostic_group()
+    call(lib.sp_result_group, pointer, index, ctypes.byref(out))
+    listed: Tuple[int, ...] = ()
+    if out.listed:
+        listed = tuple(out.listed[: out.num_listed])
+    return DiagnosticGroup(
+        code=_text(out.code),
+        severity=_severity(out.severity),
+        pointer=_capi.read_text(out.pointer),
+        count=out.count,
+        listed=listed,
     )
 
 

@@ -15,6 +15,7 @@ BINDING_DIR = Path(__file__).resolve().parent.parent  # bindings/python
 REPO_ROOT = BINDING_DIR.parent.parent
 CONFORMANCE = BINDING_DIR / ".." / ".." / "tests" / "conformance"
 HEADER = REPO_ROOT / "capi" / "include" / "shardplan" / "shardplan.h"
+GOLDEN = REPO_ROOT / "tests" / "golden" / "cases"
 
 sys.path.insert(0, str(BINDING_DIR))
 
@@ -25,6 +26,11 @@ def case_text(name: str) -> str:
 
 def expected(name: str) -> dict:
     return json.loads((CONFORMANCE / "expected" / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def golden_text(name: str) -> str:
+    """tests/golden/cases/<name>.json, e.g. golden_text("unknown-axis.typo.fail")."""
+    return (GOLDEN / f"{name}.json").read_text(encoding="utf-8")
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 import shardplan
 from conftest import BINDING_DIR
 
-EXAMPLES = ["example.py", "example_plan.py"]
+EXAMPLES = ["example.py", "example_plan.py", "example_fix.py"]
 
 
 def readme_examples():

@@ -104,6 +104,32 @@ pub struct sp_diagnostic {
     pub pointer: sp_str,
 }
 
+/// `sp_fix_operation` (since 0.7): one RFC 6902 JSON Patch operation; its
+/// strings are owned by the result it was read from. `from` and `value`
+/// (JSON text) have data NULL when the operation has none.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct sp_fix_operation {
+    pub op: sp_str,
+    pub path: sp_str,
+    pub from: sp_str,
+    pub value: sp_str,
+}
+
+/// `sp_diagnostic_group` (since 0.7): diagnostics with one cause. `pointer`
+/// has data NULL when they have none; `listed` (`num_listed` diagnostic
+/// indexes) is owned by the result it was read from.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct sp_diagnostic_group {
+    pub code: sp_str,
+    pub severity: sp_severity,
+    pub pointer: sp_str,
+    pub count: usize,
+    pub listed: *const usize,
+    pub num_listed: usize,
+}
+
 /// `sp_memory`: per-device memory of a planned result; `per_device_bytes`
 /// is owned by the result (NULL beyond 65,536 devices).
 #[repr(C)]
@@ -209,6 +235,29 @@ extern "C" {
         result: *const sp_result,
         index: usize,
         out_diagnostic: *mut sp_diagnostic,
+    ) -> *mut sp_error;
+    // Help, fixes and groups (since 0.7)
+    pub fn sp_result_diagnostic_help(
+        result: *const sp_result,
+        index: usize,
+        out_help: *mut sp_str,
+    ) -> *mut sp_error;
+    pub fn sp_result_diagnostic_fix_count(
+        result: *const sp_result,
+        index: usize,
+        out_count: *mut usize,
+    ) -> *mut sp_error;
+    pub fn sp_result_diagnostic_fix(
+        result: *const sp_result,
+        index: usize,
+        operation: usize,
+        out_operation: *mut sp_fix_operation,
+    ) -> *mut sp_error;
+    pub fn sp_result_group_count(result: *const sp_result, out_count: *mut usize) -> *mut sp_error;
+    pub fn sp_result_group(
+        result: *const sp_result,
+        index: usize,
+        out_group: *mut sp_diagnostic_group,
     ) -> *mut sp_error;
     pub fn sp_result_json(result: *const sp_result, out_json: *mut sp_str) -> *mut sp_error;
     pub fn sp_result_delete(result: *mut sp_result);

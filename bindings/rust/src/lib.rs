@@ -2,9 +2,11 @@
 //!
 //! shardplan checks a sharding plan: it reads a `shardplan.v1` document (a
 //! shape-only model description plus the layouts its modules claim), or one
-//! made with a [`Builder`], and reports every problem as a [`Diagnostic`] or,
-//! when there is none, who owns which parameter (the result JSON,
-//! schema `shardplan.result.v1`).
+//! made with a [`Builder`], and reports every problem as a [`Diagnostic`] (with
+//! a help and a [`FixOperation`] JSON Patch where the engine knows what to
+//! change, and grouped by cause in [`DiagnosticGroup`]s) or, when there is
+//! none, who owns which parameter (the result JSON, schema
+//! `shardplan.result.v1`).
 //!
 //! ```
 //! use shardplan::{CheckOptions, Document, ParseOptions};
@@ -394,6 +396,7 @@ impl Document {
             count: 0,
             plan_count: 0,
             communication_count: 0,
+            group_count: 0,
         };
         let mut ok: c_int = 0;
         // SAFETY: result.raw is a live result.
@@ -410,6 +413,10 @@ impl Document {
             take_error(ffi::sp_result_communication_count(
                 result.raw.as_ptr(),
                 &mut result.communication_count,
+            ))?;
+            take_error(ffi::sp_result_group_count(
+                result.raw.as_ptr(),
+                &mut result.group_count,
             ))?;
         }
         result.ok = ok != 0;
@@ -484,12 +491,106 @@ pub struct Diagnostic {
     pub parameter: Option<String>,
     /// RFC 6901 JSON pointer of the declaration at fault, when there is one.
     pub pointer: Option<String>,
+    /// What to change, where the engine knows (`"did you mean 'tp'? ..."`);
+    /// `None` when it does not. Since 0.7.
+    pub help: Option<String>,
+    /// An RFC 6902 JSON Patch that fixes the finding: applied to the
+    /// document in order, its operations make the finding go away without
+    /// adding an error. Empty when there is none. Since 0.7.
+    pub fix: Vec<FixOperation>,
 }
 
 impl fmt::Display for Diagnostic {
-    /// `severity[code]: message`, then ` (at POINTER)` when there is a pointer.
+    /// `severity[code]: message`, then ` (at POINTER)` when there is a
+    /// pointer; one line, without the help or the fix.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}[{}]: {}", self.severity, self.code, self.message)?;
+        if let Some(pointer) = &self.pointer {
+            write!(f, " (at {pointer})")?;
+        }
+        Ok(())
+    }
+}
+
+/// One operation of a [`Diagnostic`]'s fix: an RFC 6902 JSON Patch
+/// operation on the document, copied out of the result. Since 0.7.
+///
+/// Its `Display` is the operation as a compact JSON object, the bytes the
+/// result JSON has for it: `{"op":"move","from":"/a","path":"/b"}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FixOperation {
+    /// `"move"` (the value at `from` to `path`) or `"replace"` (the value at
+    /// `path` by `value`).
+    pub op: String,
+    /// RFC 6901 JSON pointer the operation writes.
+    pub path: String,
+    /// RFC 6901 JSON pointer the operation reads (`"move"`), when it has one.
+    pub from: Option<String>,
+    /// The new value as JSON text (`"tp"` with its quotes, or
+    /// `["layers.*.mlp.experts.[0-9]"]`), when the operation has one.
+    pub value: Option<String>,
+}
+
+/// Writes `text` as a JSON string, escaped as the result JSON escapes it.
+fn write_json_string(f: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
+    f.write_str("\"")?;
+    for ch in text.chars() {
+        match ch {
+            '"' => f.write_str("\\\"")?,
+            '\\' => f.write_str("\\\\")?,
+            '\u{8}' => f.write_str("\\b")?,
+            '\u{c}' => f.write_str("\\f")?,
+            '\n' => f.write_str("\\n")?,
+            '\r' => f.write_str("\\r")?,
+            '\t' => f.write_str("\\t")?,
+            ch if u32::from(ch) < 0x20 => write!(f, "\\u{:04X}", u32::from(ch))?,
+            ch => write!(f, "{ch}")?,
+        }
+    }
+    f.write_str("\"")
+}
+
+impl fmt::Display for FixOperation {
+    /// `{"op":...,"from":...,"path":...,"value":...}`, `from` and `value`
+    /// only when present (`value` as its JSON text).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("{\"op\":")?;
+        write_json_string(f, &self.op)?;
+        if let Some(from) = &self.from {
+            f.write_str(",\"from\":")?;
+            write_json_string(f, from)?;
+        }
+        f.write_str(",\"path\":")?;
+        write_json_string(f, &self.path)?;
+        if let Some(value) = &self.value {
+            write!(f, ",\"value\":{value}")?;
+        }
+        f.write_str("}")
+    }
+}
+
+/// Diagnostics with one cause, copied out of the result: the same code at
+/// the same declaration (the same pointer, or none), as one over-wide
+/// native pattern gives one diagnostic per module it should not have
+/// matched. Every diagnostic is in exactly one group. Since 0.7.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiagnosticGroup {
+    /// The diagnostics' code.
+    pub code: String,
+    /// Their severity.
+    pub severity: Severity,
+    /// Their JSON pointer; `None` when they have none.
+    pub pointer: Option<String>,
+    /// The number of diagnostics in the group.
+    pub count: usize,
+    /// Their indexes for [`CheckResult::diagnostic`], in order.
+    pub listed: Vec<usize>,
+}
+
+impl fmt::Display for DiagnosticGroup {
+    /// `severity[code] xCOUNT`, then ` (at POINTER)` when there is a pointer.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}[{}] x{}", self.severity, self.code, self.count)?;
         if let Some(pointer) = &self.pointer {
             write!(f, " (at {pointer})")?;
         }
@@ -588,6 +689,7 @@ pub struct CheckResult {
     count: usize,
     plan_count: usize,
     communication_count: usize,
+    group_count: usize,
 }
 
 // SAFETY: a result is immutable; every function taking it is `const`, which
@@ -606,8 +708,25 @@ impl CheckResult {
         self.count
     }
 
-    /// Diagnostic `index` (0-based); an index past the end is an
-    /// [`ErrorCode::OutOfRange`] error from the library.
+    /// Diagnostic `index` (0-based), with its help and fix; an index past
+    /// the end is an [`ErrorCode::OutOfRange`] error from the library.
+    ///
+    /// ```
+    /// use shardplan::{CheckOptions, Document, ParseOptions};
+    /// let doc = Document::parse(r#"{"schema": "shardplan.v1", "mesh": {"tp": 2},
+    ///     "parameters": {"w": {"shape": [4, 4]}}, "root": "m",
+    ///     "modules": {"m": {"children": {"lin": "lin"}},
+    ///                 "lin": {"type": "Linear", "forward": ["x"], "params": {"weight": "w"}}},
+    ///     "providers": {"sharding": {"lni": {"params": {"weight": {"tp": "S(0)"}},
+    ///                                        "in_src": {"x": {}}, "in_dst": {"x": {}}}}}}"#,
+    ///     &ParseOptions::default())?;
+    /// let d = doc.check(&CheckOptions::default())?.diagnostic(0)?;
+    /// assert_eq!(d.code, "unknown-module");
+    /// assert_eq!(d.help.as_deref(), Some("did you mean 'lin'?"));
+    /// assert_eq!(d.fix[0].to_string(),
+    ///            r#"{"op":"move","from":"/providers/sharding/lni","path":"/providers/sharding/lin"}"#);
+    /// # Ok::<(), shardplan::Error>(())
+    /// ```
     pub fn diagnostic(&self, index: usize) -> Result<Diagnostic, Error> {
         let mut raw = ffi::sp_diagnostic {
             code: ffi::sp_str {
@@ -640,6 +759,39 @@ impl CheckResult {
                 index,
                 &mut raw,
             ))?;
+            let mut help = out_str();
+            take_error(ffi::sp_result_diagnostic_help(
+                self.raw.as_ptr(),
+                index,
+                &mut help,
+            ))?;
+            let mut fix_count = 0usize;
+            take_error(ffi::sp_result_diagnostic_fix_count(
+                self.raw.as_ptr(),
+                index,
+                &mut fix_count,
+            ))?;
+            let mut fix = Vec::with_capacity(fix_count);
+            for operation in 0..fix_count {
+                let mut op = ffi::sp_fix_operation {
+                    op: out_str(),
+                    path: out_str(),
+                    from: out_str(),
+                    value: out_str(),
+                };
+                take_error(ffi::sp_result_diagnostic_fix(
+                    self.raw.as_ptr(),
+                    index,
+                    operation,
+                    &mut op,
+                ))?;
+                fix.push(FixOperation {
+                    op: copy_str(op.op).unwrap_or_default(),
+                    path: copy_str(op.path).unwrap_or_default(),
+                    from: copy_str(op.from),
+                    value: copy_str(op.value),
+                });
+            }
             Ok(Diagnostic {
                 code: copy_str(raw.code).unwrap_or_default(),
                 severity: Severity::from_raw(raw.severity),
@@ -647,6 +799,8 @@ impl CheckResult {
                 fqn: copy_str(raw.fqn),
                 parameter: copy_str(raw.parameter),
                 pointer: copy_str(raw.pointer),
+                help: copy_str(help),
+                fix,
             })
         }
     }
@@ -655,6 +809,62 @@ impl CheckResult {
     pub fn diagnostics(&self) -> Result<Vec<Diagnostic>, Error> {
         (0..self.count)
             .map(|index| self.diagnostic(index))
+            .collect()
+    }
+
+    /// The number of diagnostic groups (0 when there is no diagnostic).
+    /// Since 0.7.
+    pub fn group_count(&self) -> usize {
+        self.group_count
+    }
+
+    /// Diagnostic group `index` (0-based; groups come in the order of their
+    /// first diagnostic); an index past the end is an
+    /// [`ErrorCode::OutOfRange`] error from the library. Since 0.7.
+    pub fn group(&self, index: usize) -> Result<DiagnosticGroup, Error> {
+        let mut raw = ffi::sp_diagnostic_group {
+            code: out_str(),
+            severity: ffi::SP_SEVERITY_ERROR,
+            pointer: out_str(),
+            count: 0,
+            listed: ptr::null(),
+            num_listed: 0,
+        };
+        // SAFETY: self.raw is a live result; the strings and `listed`
+        // (num_listed indexes, or NULL), owned by it, are copied before
+        // returning.
+        unsafe {
+            take_error(ffi::sp_result_group(self.raw.as_ptr(), index, &mut raw))?;
+            let listed = if raw.listed.is_null() || raw.num_listed == 0 {
+                Vec::new()
+            } else {
+                std::slice::from_raw_parts(raw.listed, raw.num_listed).to_vec()
+            };
+            Ok(DiagnosticGroup {
+                code: copy_str(raw.code).unwrap_or_default(),
+                severity: Severity::from_raw(raw.severity),
+                pointer: copy_str(raw.pointer),
+                count: raw.count,
+                listed,
+            })
+        }
+    }
+
+    /// All diagnostic groups, in the order of their first diagnostic (the
+    /// result JSON's `"groups"`). Since 0.7.
+    ///
+    /// ```
+    /// use shardplan::{CheckOptions, Document, ParseOptions};
+    /// let doc = Document::parse(b"{not json", &ParseOptions::default())?;
+    /// let groups = doc.check(&CheckOptions::default())?.groups()?;
+    /// assert_eq!(groups.len(), 1);
+    /// assert_eq!((groups[0].code.as_str(), groups[0].count), ("invalid-document", 1));
+    /// assert_eq!(groups[0].listed, vec![0]);
+    /// # Ok::<(), shardplan::Error>(())
+    /// ```
+    pub fn groups(&self) -> Result<Vec<DiagnosticGroup>, Error> {
+        (0..self.group_count)
+            .map(|index| self.group(index))
             .collect()
     }
 
@@ -812,6 +1022,7 @@ impl fmt::Debug for CheckResult {
             .field("diagnostic_count", &self.count)
             .field("plan_entry_count", &self.plan_count)
             .field("communication_count", &self.communication_count)
+            .field("group_count", &self.group_count)
             .finish()
     }
 }
@@ -1390,6 +1601,13 @@ mod tests {
         assert_eq!(align_of::<ffi::sp_memory>(), align_of::<u64>().max(word));
         assert_eq!(size_of::<ffi::sp_plan_entry>(), 4 * word);
         assert_eq!(size_of::<ffi::sp_communication>(), 12 * word);
+        assert_eq!(size_of::<ffi::sp_fix_operation>(), 8 * word);
+        // code, severity (padded to a word), pointer, count, listed, num_listed.
+        assert_eq!(
+            size_of::<ffi::sp_diagnostic_group>(),
+            7 * word + word.max(4)
+        );
+        assert_eq!(align_of::<ffi::sp_diagnostic_group>(), align_of::<usize>());
     }
 
     /// The byte offset of `field` in a `$ty` (no `offset_of!`: rust-version 1.70).
@@ -1431,6 +1649,63 @@ mod tests {
     }
 
     #[test]
+    fn help_fix_and_group_struct_fields_match_the_header() {
+        let word = size_of::<usize>();
+        let ops = [
+            offset!(ffi::sp_fix_operation, op),
+            offset!(ffi::sp_fix_operation, path),
+            offset!(ffi::sp_fix_operation, from),
+            offset!(ffi::sp_fix_operation, value),
+        ];
+        assert_eq!(ops, [0, 2 * word, 4 * word, 6 * word]);
+        let severity_end = 2 * word + 4;
+        let after_severity = (severity_end + word - 1) / word * word;
+        let group = [
+            offset!(ffi::sp_diagnostic_group, code),
+            offset!(ffi::sp_diagnostic_group, severity),
+            offset!(ffi::sp_diagnostic_group, pointer),
+            offset!(ffi::sp_diagnostic_group, count),
+            offset!(ffi::sp_diagnostic_group, listed),
+            offset!(ffi::sp_diagnostic_group, num_listed),
+        ];
+        assert_eq!(
+            group,
+            [
+                0,
+                2 * word,
+                after_severity,
+                after_severity + 2 * word,
+                after_severity + 3 * word,
+                after_severity + 4 * word
+            ]
+        );
+    }
+
+    #[test]
+    fn fix_operations_display_as_json_patch_objects() {
+        let moved = FixOperation {
+            op: "move".into(),
+            path: "/providers/sharding/proj".into(),
+            from: Some("/providers/sharding/porj".into()),
+            value: None,
+        };
+        assert_eq!(
+            moved.to_string(),
+            r#"{"op":"move","from":"/providers/sharding/porj","path":"/providers/sharding/proj"}"#
+        );
+        let replaced = FixOperation {
+            op: "replace".into(),
+            path: "/a\"b\\c\n\u{1}é".into(),
+            from: None,
+            value: Some(r#"["x"]"#.into()),
+        };
+        assert_eq!(
+            replaced.to_string(),
+            r#"{"op":"replace","path":"/a\"b\\c\n\u0001é","value":["x"]}"#
+        );
+    }
+
+    #[test]
     fn copy_str_distinguishes_absent_from_empty() {
         let absent = ffi::sp_str {
             data: ptr::null(),
@@ -1460,5 +1735,7 @@ mod tests {
         send_sync::<Memory>();
         send_sync::<PlanEntry>();
         send_sync::<Communication>();
+        send_sync::<FixOperation>();
+        send_sync::<DiagnosticGroup>();
     }
 }

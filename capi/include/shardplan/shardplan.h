@@ -46,7 +46,7 @@ extern "C" {
 
 /* The library release these declarations come from. */
 #define SP_VERSION_MAJOR 0
-#define SP_VERSION_MINOR 6
+#define SP_VERSION_MINOR 7
 #define SP_VERSION_PATCH 0
 
 /* The ABI these declarations describe. It changes only when an existing
@@ -167,6 +167,48 @@ typedef struct sp_diagnostic {
 /* Reads diagnostic `index` (0-based) into `*out_diagnostic`. */
 SP_API sp_error *sp_result_diagnostic(const sp_result *result, size_t index,
                                       sp_diagnostic *out_diagnostic);
+
+/* What to change, where the engine knows ("did you mean 'tp'?"), for
+ * diagnostic `index`: data == NULL when it has no help. */
+SP_API sp_error *sp_result_diagnostic_help(const sp_result *result, size_t index, sp_str *out_help);
+
+/* One operation of an RFC 6902 JSON Patch on the document: "move" (from ->
+ * path) or "replace" (the value at path by `value`, JSON text). from and
+ * value have data == NULL when the operation has none. */
+typedef struct sp_fix_operation {
+  sp_str op;
+  sp_str path;  /* RFC 6901 JSON pointer */
+  sp_str from;
+  sp_str value;
+} sp_fix_operation;
+
+/* The number of operations of diagnostic `index`'s fix: 0 when it has none.
+ * Applied to the document in order, they make the finding go away without
+ * adding an error. */
+SP_API sp_error *sp_result_diagnostic_fix_count(const sp_result *result, size_t index, size_t *out_count);
+
+/* Reads operation `operation` of diagnostic `index`'s fix. */
+SP_API sp_error *sp_result_diagnostic_fix(const sp_result *result, size_t index, size_t operation,
+                                          sp_fix_operation *out_operation);
+
+/* Diagnostics with one cause: the same code at the same declaration (the
+ * same pointer, or none), as one over-wide native pattern gives one
+ * diagnostic per module it should not have matched. Every diagnostic is in
+ * exactly one group; groups come in the order of their first diagnostic. */
+typedef struct sp_diagnostic_group {
+  sp_str code;
+  sp_severity severity;
+  sp_str pointer;       /* data == NULL when its diagnostics have none */
+  size_t count;         /* its diagnostics */
+  const size_t *listed; /* their sp_result_diagnostic indexes, in order; owned by the result */
+  size_t num_listed;    /* == count */
+} sp_diagnostic_group;
+
+/* The number of groups. */
+SP_API sp_error *sp_result_group_count(const sp_result *result, size_t *out_count);
+
+/* Reads group `index` (0-based) into `*out_group`. */
+SP_API sp_error *sp_result_group(const sp_result *result, size_t index, sp_diagnostic_group *out_group);
 
 /* The whole result as compact JSON (schema shardplan.result.v1, the bytes
  * `shardplan check --format json` prints). Owned by the result: valid until

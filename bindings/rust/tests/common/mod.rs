@@ -15,6 +15,15 @@ pub fn read_case(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// `<binding dir>/../../tests/golden/cases/{name}`: a golden case document,
+/// e.g. `unknown-axis.typo.fail.json`.
+pub fn read_golden_case(name: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/golden/cases")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 pub fn read_expected(name: &str) -> Json {
     let path = conformance_dir()
         .join("expected")
