@@ -1,10 +1,14 @@
 #include "core/diagnostics/fixes.h"
 
+#include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/text/json_pointer.h"
 #include "core/text/pyrepr.h"
+#include "core/text/suggest.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 
@@ -12,6 +16,32 @@ namespace shardplan {
 
 std::shared_ptr<const FixIt> MakeFixIt(std::string help, std::vector<FixOperation> fix) {
   return std::make_shared<const FixIt>(FixIt{.help = std::move(help), .fix = std::move(fix)});
+}
+
+std::shared_ptr<const FixIt> RenameUnknownFixIt(const std::vector<std::string_view>& unknown,
+                                                const std::vector<std::string_view>& candidates,
+                                                std::string_view listing,
+                                                const std::function<std::vector<std::string>(std::string_view)>& pointers) {
+  std::vector<std::string> meant;  // "'x'", or "'x' for 'y'" when several are unknown
+  std::vector<std::string_view> taken;
+  std::vector<FixOperation> fix;
+  for (std::string_view name : unknown) {
+    NearestName near(name);
+    for (std::string_view c : candidates) near.Consider(c);
+    const std::optional<std::string_view> best = near.best();
+    if (!best) continue;
+    meant.push_back(unknown.size() == 1 ? PyRepr(*best) : absl::StrCat(PyRepr(*best), " for ", PyRepr(name)));
+    if (std::find(taken.begin(), taken.end(), *best) != taken.end()) continue;
+    taken.push_back(*best);
+    for (const std::string& pointer : pointers(name)) fix.push_back(RenameMember(pointer, *best));
+  }
+  if (taken.size() != unknown.size()) fix.clear();
+  if (meant.empty()) return MakeFixIt(std::string(listing));
+  return MakeFixIt(absl::StrCat("did you mean ", absl::StrJoin(meant, ", "), "? (", listing, ")"), std::move(fix));
+}
+
+std::string QuotedList(const std::vector<std::string_view>& names) {
+  return absl::StrJoin(names, ", ", [](std::string* out, std::string_view n) { absl::StrAppend(out, PyRepr(n)); });
 }
 
 std::string DidYouMean(std::string_view name) { return absl::StrCat("did you mean ", PyRepr(name), "?"); }

@@ -3,6 +3,7 @@
 #define SHARDPLAN_CORE_DIAGNOSTICS_FIXES_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -14,6 +15,19 @@ namespace shardplan {
 
 // A fix-it to share among the diagnostics it applies to.
 std::shared_ptr<const FixIt> MakeFixIt(std::string help, std::vector<FixOperation> fix = {});
+
+// The fix-it of names that do not exist where they are used (`unknown`):
+// each one's nearest among `candidates` (NearestName), then `listing`
+// ("the forward takes 'x', 'y'"). The fix renames, for each unknown name,
+// the object members at `pointers(name)`, when every one has a nearest
+// candidate of its own.
+std::shared_ptr<const FixIt> RenameUnknownFixIt(const std::vector<std::string_view>& unknown,
+                                                const std::vector<std::string_view>& candidates,
+                                                std::string_view listing,
+                                                const std::function<std::vector<std::string>(std::string_view)>& pointers);
+
+// "'a', 'b'": names as Python's repr quotes them.
+std::string QuotedList(const std::vector<std::string_view>& names);
 
 // "did you mean 'NAME'?" (NAME as Python's repr quotes it, as messages do).
 std::string DidYouMean(std::string_view name);

@@ -23,7 +23,7 @@ std::string ModuleEntryPointer(const Document& doc, const Module& module, std::s
 
 Diagnostic InvalidDocument(const DocumentError& error) {
   return MakeDiagnostic(
-      Code::kInvalidDocument, Mode::kCheck, {.pointer = error.pointer},
+      Code::kInvalidDocument, Mode::kCheck, {.pointer = error.pointer, .fix_it = error.fix_it},
       {absl::StrCat(error.message, " (at ", error.pointer.empty() ? "the document root" : error.pointer, ")")});
 }
 

@@ -28,6 +28,7 @@ namespace shardplan {
 struct DocumentError {
   std::string message;
   std::string pointer;
+  std::shared_ptr<const FixIt> fix_it = nullptr;  // Diagnostic::fix_it
 };
 
 // A document read or built: the document, or the one diagnostic that says

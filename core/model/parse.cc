@@ -290,7 +290,7 @@ ParseResult ParseDocument(std::string_view json, const Limits& limits, bool skip
     return invalid(absl::StrCat("malformed JSON at ", at, ": ", error.message));
   }
   if (!read || !parser.ParseRoot(skeleton)) {
-    result.error = InvalidDocument({parser.error(), parser.error_pointer()});
+    result.error = InvalidDocument({parser.error(), parser.error_pointer(), parser.error_fix_it()});
     return result;
   }
   result.document = std::move(document);

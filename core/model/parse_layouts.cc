@@ -3,17 +3,31 @@
 // the members of providers.sharding and plan.modules as the reader streams
 // them, native requests, the plan, templates and overrides.
 #include <array>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/diagnostics/fixes.h"
 #include "core/model/parser.h"
 #include "core/model/placement.h"
 #include "core/model/style.h"
 #include "core/text/pyrepr.h"
+#include "core/text/suggest.h"
 
 namespace shardplan::parse_internal {
+namespace {
+
+// An unknown style's fix-it: the nearest style, put in its place.
+std::shared_ptr<const FixIt> StyleFixIt(std::string_view name, std::string_view pointer) {
+  NearestName near(name);
+  for (int s = 0; s <= static_cast<int>(Style::kMoeTpExperts); ++s) near.Consider(StyleName(static_cast<Style>(s)));
+  if (!near.best()) return nullptr;
+  return MakeFixIt(DidYouMean(*near.best()), {ReplaceWithString(pointer, *near.best())});
+}
+
+}  // namespace
 
 bool Parser::ParseParallel(const Value& v, Origin origin, std::optional<ParallelSpec>& out) {
   if (v.IsNull()) return true;
@@ -233,7 +247,8 @@ bool Parser::ParseTemplates(const Value& v) {
                                  " (expected colwise, colwise_gather_output, rowwise, rowwise_split_input, "
                                  "embedding_rowwise, embedding_colwise, packed_colwise, replicate, "
                                  "replicated_with_grad_allreduce, sequence_parallel, grouped_gemm, ep_router "
-                                 "or moe_tp_experts)"));
+                                 "or moe_tp_experts)"),
+                    StyleFixIt(Str(m->value), Pointer()));
       }
       t.rules.push_back({std::string(Str(m->name)), *style, Pointer()});
     }

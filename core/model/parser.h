@@ -50,6 +50,7 @@ class Parser {
   bool ParseRoot(const Value& root);
   const std::string& error() const { return error_; }
   const std::string& error_pointer() const { return error_pointer_; }
+  const std::shared_ptr<const FixIt>& error_fix_it() const { return error_fix_it_; }
 
  private:
   // One reference token of the current pointer: a key, or an array index
@@ -72,15 +73,17 @@ class Parser {
 
   // The current JSON pointer, spelled out.
   std::string Pointer() const;
-  bool Fail(std::string message) {
+  bool Fail(std::string message, std::shared_ptr<const FixIt> fix_it = nullptr) {
     error_ = std::move(message);
     error_pointer_ = Pointer();
+    error_fix_it_ = std::move(fix_it);
     return false;
   }
   // A whole-document check's failure, which names its own pointer.
   bool Fail(DocumentError error) {
     error_ = std::move(error.message);
     error_pointer_ = std::move(error.pointer);
+    error_fix_it_ = std::move(error.fix_it);
     return false;
   }
   bool Expect(const Value& v, bool ok, std::string_view what) {
@@ -172,6 +175,7 @@ class Parser {
   std::vector<Token> tokens_;
   std::string error_;
   std::string error_pointer_;
+  std::shared_ptr<const FixIt> error_fix_it_;
   // Parameter and module indexes by the NameId of their id: one lookup of
   // the id string per reference.
   IdIndex param_by_name_;

@@ -1,6 +1,7 @@
 #include "core/ownership/collect.h"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 #include "core/model/nearest.h"
 #include "core/model/name_set.h"
 #include "core/ownership/native_match.h"
+#include "core/ownership/owner_layout.h"
 #include "core/text/glob.h"
 #include "core/text/json_pointer.h"
 #include "core/text/pyrepr.h"
@@ -43,6 +45,9 @@ class Collector {
   // when it has no out_names (normalization derives them:
   // NormalizedOutNames).
   std::vector<std::string_view> UnknownOutputs(const Layout& layout) const;
+  // unknown-output's help: the nearest names out_names lists.
+  std::shared_ptr<const FixIt> UnknownOutputsFixIt(const Layout& layout,
+                                                   const std::vector<std::string_view>& unknown) const;
   // Per module: whether it lies in the subtree of a family boundary, or its
   // own subtree holds such a module.
   std::vector<bool> TouchesFamilySubtree() const;
@@ -64,10 +69,28 @@ void Collector::Admit(PathId path, const Layout& layout, const ParallelSpec* par
     return;
   }
   if (!unknown.empty()) {
-    sink_.Report(Code::kUnknownOutput, {.fqn = fqn, .pointer = absl::StrCat(doc_.PointerOf(layout.origin), "/out_names")},
+    sink_.Report(Code::kUnknownOutput,
+                 {.fqn = fqn,
+                  .pointer = absl::StrCat(doc_.PointerOf(layout.origin), "/out_names"),
+                  .fix_it = UnknownOutputsFixIt(layout, unknown)},
                  unknown);
   }
   owners_.Add(path, m, &layout, parallel);
+}
+
+std::shared_ptr<const FixIt> Collector::UnknownOutputsFixIt(const Layout& layout,
+                                                            const std::vector<std::string_view>& unknown) const {
+  // The names out_names lists that no out_src or out_dst key uses yet.
+  std::vector<std::string_view> named, candidates;
+  for (NameId n : *layout.out_names()) {
+    named.push_back(doc_.Name(n));
+    if (KeyPointers(doc_, layout, {"out_src", "out_dst"}, doc_.Name(n)).empty()) candidates.push_back(doc_.Name(n));
+  }
+  const std::string listing =
+      named.empty() ? "out_names lists no output" : absl::StrCat("out_names lists ", QuotedList(named));
+  return RenameUnknownFixIt(unknown, candidates, listing, [&](std::string_view name) {
+    return KeyPointers(doc_, layout, {"out_src", "out_dst"}, name);
+  });
 }
 
 std::vector<std::string_view> Collector::UnknownOutputs(const Layout& layout) const {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,7 +35,41 @@ std::optional<std::string_view> NearestMeshAxis(const Document& doc, NameId axis
   return near.best();
 }
 
+// The fix-it of inputs the forward does not take (`unknown`): each one's
+// nearest forward name the layout does not declare yet, renamed in in_src
+// and in_dst.
+std::shared_ptr<const FixIt> UnknownInputsFixIt(const ModuleTree& tree, PathId path, const Layout& layout,
+                                                const std::vector<std::string_view>& unknown) {
+  const Document& doc = tree.doc();
+  const NameSet declared(*layout.in_src(), [](const PlacementEntry& e) { return e.name; });
+  std::vector<std::string_view> forward, candidates;
+  for (NameId n : tree.forward(path)) {
+    forward.push_back(doc.Name(n));
+    if (!declared.Contains(n)) candidates.push_back(doc.Name(n));
+  }
+  const std::string listing =
+      forward.empty() ? "the forward takes no input" : absl::StrCat("the forward takes ", QuotedList(forward));
+  return RenameUnknownFixIt(unknown, candidates, listing, [&](std::string_view name) {
+    return KeyPointers(doc, layout, {"in_src", "in_dst"}, name);
+  });
+}
+
 }  // namespace
+
+std::vector<std::string> KeyPointers(const Document& doc, const Layout& layout,
+                                     std::initializer_list<std::string_view> ports, std::string_view name) {
+  std::vector<std::string> out;
+  for (std::string_view port : ports) {
+    const MapRef& map = port == "in_src"    ? layout.in_src()
+                        : port == "in_dst"  ? layout.in_dst()
+                        : port == "out_src" ? layout.out_src()
+                                            : layout.out_dst();
+    if (map && std::any_of(map->begin(), map->end(), [&](const PlacementEntry& e) { return doc.Name(e.name) == name; })) {
+      out.push_back(absl::StrCat(doc.PointerOf(layout.origin), "/", port, "/", JsonPointerToken(name)));
+    }
+  }
+  return out;
+}
 
 void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, DiagnosticSink& sink) {
   const Document& doc = tree.doc();
@@ -62,7 +98,10 @@ void CheckPorts(const ModuleTree& tree, PathId path, const Layout& layout, Diagn
     if (!unknown.empty()) {
       std::sort(unknown.begin(), unknown.end());
       sink.Report(Code::kUnknownForwardInput,
-                  {.fqn = fqn, .pointer = absl::StrCat(origin(), "/in_src/", JsonPointerToken(unknown.front()))}, unknown);
+                  {.fqn = fqn,
+                   .pointer = absl::StrCat(origin(), "/in_src/", JsonPointerToken(unknown.front())),
+                   .fix_it = UnknownInputsFixIt(tree, path, layout, unknown)},
+                  unknown);
     }
   }
   if (layout.out_names()) {

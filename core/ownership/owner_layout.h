@@ -6,11 +6,21 @@
 #ifndef SHARDPLAN_CORE_OWNERSHIP_OWNER_LAYOUT_H_
 #define SHARDPLAN_CORE_OWNERSHIP_OWNER_LAYOUT_H_
 
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "core/diagnostics/sink.h"
 #include "core/model/document.h"
 #include "core/model/module_tree.h"
 
 namespace shardplan {
+
+// The JSON pointers of the members keyed `name` in `layout`'s maps `ports`
+// ("in_src", "in_dst", "out_src", "out_dst"), of those that have one.
+std::vector<std::string> KeyPointers(const Document& doc, const Layout& layout,
+                                     std::initializer_list<std::string_view> ports, std::string_view name);
 
 // Verifies, for the layout of the module at `path`: - no legacy compute
 // injection (legacy-injection); - params, in_src and in_dst present

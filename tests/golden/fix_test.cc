@@ -118,7 +118,8 @@ TEST(FixTest, EveryFixRemovesItsFindingAndAddsNoError) {
   }
   // Not vacuous: the codes with mechanical fixes have golden cases.
   for (const char* code : {"unknown-module", "unknown-axis", "unknown-parameter", "parallel-unknown-axis",
-                           "overlapping-communication", "nested-duplicate", "empty-shard", "uneven-shard"}) {
+                           "overlapping-communication", "nested-duplicate", "unknown-forward-input", "unknown-output", "invalid-document",
+                           "empty-shard", "uneven-shard"}) {
     EXPECT_GT(fixed[code], 0u) << code;
   }
 }
@@ -144,6 +145,12 @@ TEST(FixTest, GoldenCasesHelpAndFixAsTheirTwinsDo) {
       {"unknown-parameter", std::nullopt, false},
       {"unknown-parameter.typo", "did you mean 'proj.weight'?", true},
       // The storm of one over-wide native pattern: the narrower one.
+      {"invalid-document.style-typo", "did you mean 'colwise'?", true},
+      {"unknown-forward-input", "the forward takes 'input'", false},
+      {"unknown-forward-input.typo",
+       "did you mean 'hidden_states'? (the forward takes 'hidden_states', 'attention_mask')", true},
+      {"unknown-output", "out_names lists 'output'", false},
+      {"unknown-output.typo", "did you mean 'logits'? (out_names lists 'logits')", true},
       // tp=4 over 2 rows: the same 8 devices as dp=4, tp=2.
       {"empty-shard.mesh", "with the same 8 devices, the mesh dp=4, tp=2 splits every sharded dim evenly", true},
       {"uneven-shard.vocabulary", "pad the vocabulary (dim 0) to 1028, the next multiple of 4", true},
