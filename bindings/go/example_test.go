@@ -41,6 +41,7 @@ func Example() {
 	// Output:
 	// ok: false
 	// error[native-no-match]: native binding pattern 'layer.*.mlp' matched no module (at "/providers/native/0/match/0")
+	//   help: did you mean 'layers.*.mlp'?
 	// error[ports-mismatch]: module-owned in_src and in_dst must declare the same input names (at "/modules/layers.0.self_attn/family/sharding/in_dst")
 	// error[unknown-axis]: module layouts cannot declare storage/unknown axis 'pp' (at "/modules/layers.1.self_attn/family/sharding/params/o_proj.weight/pp")
 	//   help: did you mean 'dp'? (the mesh's axes are 'dp', 'tp')

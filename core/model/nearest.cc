@@ -1,5 +1,8 @@
 #include "core/model/nearest.h"
 
+#include <vector>
+
+#include "core/text/glob.h"
 #include "core/text/suggest.h"
 
 namespace shardplan {
@@ -35,7 +38,63 @@ PathId Follow(const ModuleTree& tree, PathId p, std::string_view segments, std::
   return p;
 }
 
+constexpr size_t kMaxPatternPaths = 65'536;
+
+bool HasWildcard(std::string_view segment) { return segment.find_first_of("*?[") != std::string_view::npos; }
+
 }  // namespace
+
+std::optional<std::string> NearestPattern(const ModuleTree& tree, std::string_view pattern, bool params) {
+  const Document& doc = tree.doc();
+  std::vector<PathId> at = {0};  // the modules the segments so far match
+  std::string nearest;
+  bool changed = false;
+  for (std::string_view rest = pattern;;) {
+    const size_t dot = rest.find('.');
+    const std::string_view segment = rest.substr(0, dot);
+    const bool last = dot == std::string_view::npos;
+    const bool slots = last && params;  // the segment may name a parameter slot
+    // Calls visit(name, path) for each child of the modules in `at`, and
+    // with `slots` visit(name, kNoPath) for each of their parameter slots.
+    auto each = [&](auto&& visit) {
+      for (PathId p : at) {
+        for (PathId c = p + 1; c < tree.end(p); c = tree.end(c)) visit(doc.Name(tree.name(c)), c);
+        if (!slots) continue;
+        for (const auto& [name, param] : tree.params(p)) visit(doc.Name(name), kNoPath);
+      }
+    };
+    std::string_view taken = segment;
+    bool found = false;
+    std::vector<PathId> next;
+    const Glob glob(segment);
+    auto collect = [&](std::string_view name, PathId c) {
+      if (!glob.Matches(name)) return;
+      found = true;
+      if (c != kNoPath) next.push_back(c);
+    };
+    each(collect);
+    if (!found && !HasWildcard(segment)) {
+      NearestName near(segment);
+      each([&](std::string_view name, PathId) { near.Consider(name); });
+      if (!near.best()) return std::nullopt;
+      taken = *near.best();
+      changed = true;
+      each([&](std::string_view name, PathId c) {
+        if (name != taken) return;
+        found = true;
+        if (c != kNoPath) next.push_back(c);
+      });
+    }
+    if (!found || next.size() > kMaxPatternPaths) return std::nullopt;
+    if (rest.data() != pattern.data()) nearest += '.';
+    nearest += taken;
+    if (last) break;
+    at = std::move(next);
+    rest = rest.substr(dot + 1);
+  }
+  if (!changed) return std::nullopt;
+  return nearest;
+}
 
 std::optional<std::string> NearestModule(const ModuleTree& tree, PathId from, std::string_view relative) {
   std::string name;

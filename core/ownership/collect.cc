@@ -251,7 +251,10 @@ void Collector::NativeRequests() {
       }
       if (hits.empty()) {
         dropped_ = true;
-        sink_.Report(Code::kNativeNoMatch, {.pointer = absl::StrCat(request.pointer, "/match/", k)},
+        const std::optional<std::string> nearest = NearestPattern(tree_, doc_.Name(request.match[k]), false);
+        sink_.Report(Code::kNativeNoMatch,
+                     {.pointer = absl::StrCat(request.pointer, "/match/", k),
+                      .fix_it = nearest ? MakeFixIt(DidYouMean(*nearest)) : nullptr},
                      doc_.Name(request.match[k]));
       }
     }

@@ -1,6 +1,7 @@
 #include "core/planning/planner.h"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -9,7 +10,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "core/text/json_pointer.h"
+#include "core/diagnostics/fixes.h"
 #include "core/diagnostics/sink.h"
+#include "core/model/nearest.h"
 #include "core/text/pyrepr.h"
 #include "core/planning/styles.h"
 #include "core/planning/templates.h"
@@ -194,9 +197,20 @@ class TemplatePlanner {
       Place(EntryFor(p, t, rule), p, t, rule, name, *weight);
     }
     if (matches.modules.empty() && matches.params.empty()) {
-      sink_.Report(Code::kUnusedTemplateRule, {.pointer = rule.pointer}, rule.pattern, StyleName(rule.style),
-                   doc_.Name(t.axis));
+      sink_.Report(Code::kUnusedTemplateRule, {.pointer = rule.pointer, .fix_it = UnusedRuleFixIt(t, rule)},
+                   rule.pattern, StyleName(rule.style), doc_.Name(t.axis));
     }
+  }
+
+  // A rule that matched nothing: the nearest pattern under the template's
+  // prefix that matches a module or parameter (help only: what the rule
+  // would then place is the user's call).
+  std::shared_ptr<const FixIt> UnusedRuleFixIt(const Template& t, const TemplateRule& rule) const {
+    const std::string under = t.prefix.empty() ? "" : absl::StrCat(t.prefix, ".");
+    const std::optional<std::string> nearest =
+        NearestPattern(tree_, absl::StrCat(under, rule.pattern), /*params=*/true);
+    if (!nearest || !absl::StartsWith(*nearest, under)) return nullptr;
+    return MakeFixIt(DidYouMean(std::string_view(*nearest).substr(under.size())));
   }
 
   bool IsEmbedding(const Module& module) const {

@@ -146,6 +146,10 @@ TEST(FixTest, GoldenCasesHelpAndFixAsTheirTwinsDo) {
       {"unknown-parameter.typo", "did you mean 'proj.weight'?", true},
       // The storm of one over-wide native pattern: the narrower one.
       {"invalid-document.style-typo", "did you mean 'colwise'?", true},
+      // Help only: the pattern would then match modules the request's
+      // layout (or the rule's style) may not fit.
+      {"native-no-match", "did you mean 'layers.*'?", false},
+      {"unused-template-rule", "did you mean 'layers.*.q_proj'?", false},
       {"unknown-forward-input", "the forward takes 'input'", false},
       {"unknown-forward-input.typo",
        "did you mean 'hidden_states'? (the forward takes 'hidden_states', 'attention_mask')", true},

@@ -818,9 +818,10 @@ def render_storm(w, x, mach):
     st = cases.get("storm-text")
     by_code = (st or {}).get("by_code") or {}
     errors = sum(by_code.values())
+    runs = "one run" if x["runs"] == 1 else f"medians of {x['runs']} runs"
     w(f"Measured by `{x['command']}` on {x['measured_at']} at commit `{x['commit']}`, on {where} "
       f"({m['memory_gib']} GiB; load average {' '.join(m['loadavg_start'])} at the start, "
-      f"{' '.join(m['loadavg_end'])} at the end); medians of {x['runs']} runs after one untimed warm-up each, "
+      f"{' '.join(m['loadavg_end'])} at the end); {runs} after one untimed warm-up each, "
       "every case and thread count interleaved in each round. "
       f"The valid document is `gen_model {valid['gen_model']}` ({mb(valid['bytes'])} MB): its owners are all "
       f"declared by one native request, `{valid['match']}`. The storm document is the same text with "

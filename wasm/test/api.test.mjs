@@ -144,6 +144,7 @@ describe('results', () => {
       fqn: null,
       parameter: null,
       pointer: '/providers/native/0/match/0',
+      help: "did you mean 'layers.*.mlp'?",
     });
     assert.equal(r.owned, undefined);
   });
@@ -156,11 +157,13 @@ describe('results', () => {
       assert.deepEqual(sp.check(text), parsed);
       assert.deepEqual(sp.checkDiagnostics(text), diagnosticKeys(parsed));
     }
-    // The broken example's unknown-axis has a help and a fix; the others have neither.
+    // The broken example's native-no-match has a help, its unknown-axis a
+    // help and a fix; the others have neither.
     const { diagnostics, groups, counts } = sp.checkDiagnostics(BROKEN);
     assert.deepEqual(diagnostics.map((d) => [d.code, 'help' in d, 'fix' in d]), [
-      ['native-no-match', false, false], ['ports-mismatch', false, false], ['unknown-axis', true, true], ['shared-conflict', false, false],
+      ['native-no-match', true, false], ['ports-mismatch', false, false], ['unknown-axis', true, true], ['shared-conflict', false, false],
     ]);
+    assert.equal(diagnostics[0].help, "did you mean 'layers.*.mlp'?");
     assert.equal(diagnostics[2].help, "did you mean 'dp'? (the mesh's axes are 'dp', 'tp')");
     assert.deepEqual(diagnostics[2].fix, [{
       op: 'move',
