@@ -34,7 +34,8 @@ struct FixOperation {
 // What to change for a finding, where the engine knows: `help` says it
 // ("did you mean 'tp'?"); `fix`, where the change is mechanical, makes it as
 // RFC 6902 JSON Patch operations on the document: applied, the finding goes
-// away without adding an error (empty when there is none). The diagnostics
+// away without adding an error to the stages that ran (a stage its error
+// skipped may then report what it finds; empty when there is none). The diagnostics
 // of one cause share one: an over-wide pattern's million findings hold a
 // pointer each, not a million copies.
 struct FixIt {

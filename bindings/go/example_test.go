@@ -47,6 +47,8 @@ func Example() {
 	//   help: did you mean 'dp'? (the mesh's axes are 'dp', 'tp')
 	//   fix: {"op":"move","from":"/modules/layers.1.self_attn/family/sharding/params/o_proj.weight/pp","path":"/modules/layers.1.self_attn/family/sharding/params/o_proj.weight/dp"}
 	// error[shared-conflict]: shared parameter 'lm_head.weight' has conflicting layouts (at "/providers/sharding/lm_head/params/weight")
+	//   help: its first claimant 'embed_tokens.weight' places it dp=R, tp=S(0), this layout dp=R, tp=S(1); declare the same placements in both
+	//   fix: {"op":"replace","path":"/providers/sharding/lm_head/params/weight","value":{"dp":"R","tp":"S(0)"}}
 }
 
 // Group the diagnostics by cause: one over-wide native pattern

@@ -64,6 +64,19 @@ FixOperation ReplaceWithInteger(std::string_view pointer, uint64_t value) {
   return {.op = "replace", .path = std::string(pointer), .value = absl::StrCat(value)};
 }
 
+FixOperation ReplaceWithObject(std::string_view pointer,
+                               const std::vector<std::pair<std::string_view, std::string>>& members) {
+  rapidjson::StringBuffer json;
+  rapidjson::Writer<rapidjson::StringBuffer> w(json);
+  w.StartObject();
+  for (const auto& [key, value] : members) {
+    w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
+    w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+  }
+  w.EndObject();
+  return {.op = "replace", .path = std::string(pointer), .value = std::string(json.GetString(), json.GetSize())};
+}
+
 FixOperation ReplaceWithString(std::string_view pointer, std::string_view text) {
   rapidjson::StringBuffer json;
   rapidjson::Writer<rapidjson::StringBuffer> w(json);

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/diagnostic.h"
@@ -41,6 +42,11 @@ FixOperation ReplaceWithString(std::string_view pointer, std::string_view text);
 
 // The operation that replaces the value at `pointer` by the integer `value`.
 FixOperation ReplaceWithInteger(std::string_view pointer, uint64_t value);
+
+// The operation that replaces the value at `pointer` by an object of
+// string members, in order.
+FixOperation ReplaceWithObject(std::string_view pointer,
+                               const std::vector<std::pair<std::string_view, std::string>>& members);
 
 // The operation that replaces the value at `pointer` by an array of
 // strings.

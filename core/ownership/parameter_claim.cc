@@ -1,11 +1,16 @@
 #include "core/ownership/parameter_claim.h"
 
 #include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/diagnostics/fixes.h"
 #include "core/model/nearest.h"
 #include "core/text/json_pointer.h"
+#include "core/text/pyrepr.h"
 
 namespace shardplan {
 namespace {
@@ -19,19 +24,24 @@ bool Nested(const ModuleTree& tree, const Owners& owners, PathId root, PathId pa
   return false;
 }
 
-// `native_help`: OwnerParams::native_help.
+// The JSON pointer of `owner`'s declaration `entry`.
+std::string EntryPointer(const Document& doc, const Owner& owner, const PlacementEntry& entry) {
+  return absl::StrCat(doc.PointerOf(owner.layout->origin), "/params/", JsonPointerToken(doc.Name(entry.name)));
+}
+
+// `fix_it`: that of a nested duplicate (OwnerParams::native_help) or of a
+// shared conflict (ConflictFixIt); an unknown parameter's is made here.
 void ReportParameter(const ModuleTree& tree, const Owner& owner, const PlacementEntry& entry, Code code,
-                     const std::shared_ptr<const FixIt>& native_help, DiagnosticSink& sink) {
+                     std::shared_ptr<const FixIt> fix_it, DiagnosticSink& sink) {
   const Document& doc = tree.doc();
   const std::string_view fqn = tree.fqn(owner.path), local = doc.Name(entry.name);
   const std::string full = FullName(fqn, local);
-  const std::string pointer = absl::StrCat(doc.PointerOf(owner.layout->origin), "/params/", JsonPointerToken(local));
+  const std::string pointer = EntryPointer(doc, owner, entry);
   // An unknown parameter: the nearest that exists under the owner, renamed
   // to unless the layout declares that one too. Not for a native request's
   // layout: it serves every module its patterns match, each with parameters
   // of its own, and a pattern matching a module it should not is the likelier
   // mistake.
-  std::shared_ptr<const FixIt> fix_it;
   if (code == Code::kUnknownParameter && KindOf(owner, tree) != OwnerKind::kNative) {
     if (const std::optional<std::string> nearest = NearestParameter(tree, owner.path, local)) {
       std::vector<FixOperation> fix;
@@ -43,13 +53,28 @@ void ReportParameter(const ModuleTree& tree, const Owner& owner, const Placement
       fix_it = MakeFixIt(DidYouMean(FullName(fqn, *nearest)), std::move(fix));
     }
   }
-  // A parent duplicating a nested owner's parameters, both from one native
-  // request's patterns: they match too deep.
-  if (code == Code::kNestedDuplicate) fix_it = native_help;
   sink.Report(code, {.fqn = fqn, .parameter = full, .pointer = pointer, .fix_it = fix_it}, full);
 }
 
 }  // namespace
+
+std::string PlacementsText(const Document& doc, const NamedPlacements& placements) {
+  std::string text;
+  for (const AxisPlacement& a : placements) {
+    absl::StrAppend(&text, text.empty() ? "" : ", ", doc.Name(a.axis), "=", FormatPlacement(a.placement));
+  }
+  return text.empty() ? "nothing" : text;
+}
+
+std::shared_ptr<const FixIt> ConflictFixIt(const Document& doc, std::string_view first_by,
+                                           const NamedPlacements& first, const NamedPlacements& here,
+                                           std::string_view pointer) {
+  std::vector<std::pair<std::string_view, std::string>> members;
+  for (const AxisPlacement& a : first) members.emplace_back(doc.Name(a.axis), FormatPlacement(a.placement));
+  return MakeFixIt(absl::StrCat(first_by, " places it ", PlacementsText(doc, first), ", this layout ",
+                                PlacementsText(doc, here), "; declare the same placements in both"),
+                   {ReplaceWithObject(pointer, members)});
+}
 
 void ScanOwnerParams(const ModuleTree& tree, ModuleTree::Resolver& resolver, const Owners& owners, const Owner& owner,
                      bool check_omissions, OwnerParams& scan) {
@@ -112,16 +137,22 @@ void ClaimOwnerParams(const ModuleTree& tree, Owner& owner, const OwnerParams& s
     const ModuleTree::ParamRef& ref = scan.resolved[i];
     Outcome outcome = Outcome::kRequired;
     if (ref.module_path == kNoPath) {
-      ReportParameter(tree, owner, entry, Code::kUnknownParameter, scan.native_help, sink);
+      ReportParameter(tree, owner, entry, Code::kUnknownParameter, nullptr, sink);
       outcome = Outcome::kRejected;
     } else if (ref.module_path == OwnerParams::kNested) {
+      // Both from one native request's patterns: they match too deep.
       ReportParameter(tree, owner, entry, Code::kNestedDuplicate, scan.native_help, sink);
       outcome = Outcome::kRejected;
     } else if (!claims.owned(ref.param)) {
       claims.placement[ref.param] = &entry.placements;
       claims.canonical[ref.param] = {ref.module_path, ref.name};
     } else if (!SamePlacements(*claims.placement[ref.param], entry.placements)) {
-      ReportParameter(tree, owner, entry, Code::kSharedConflict, scan.native_help, sink);
+      ReportParameter(tree, owner, entry, Code::kSharedConflict,
+                      ConflictFixIt(tree.doc(),
+                                    absl::StrCat("its first claimant ", PyRepr(claims.CanonicalName(tree, ref.param))),
+                                    *claims.placement[ref.param], entry.placements,
+                                    EntryPointer(tree.doc(), owner, entry)),
+                      sink);
     } else {
       outcome = Outcome::kDropped;
     }

@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
@@ -52,6 +53,17 @@ struct OwnerParams {
     omitted.reset();
   }
 };
+
+// "tp=S(0), dp=R" (document order), or "nothing" for no placement.
+std::string PlacementsText(const Document& doc, const NamedPlacements& placements);
+
+// Two placements of one shared parameter side by side: `first`, as
+// `first_by` ("its first claimant 'embed.weight'") places it, and `here`,
+// the declaration at `pointer`, which the fix replaces by a copy of
+// `first`.
+std::shared_ptr<const FixIt> ConflictFixIt(const Document& doc, std::string_view first_by,
+                                           const NamedPlacements& first, const NamedPlacements& here,
+                                           std::string_view pointer);
 
 // Fills `scan` (fresh) for `owner`.
 void ScanOwnerParams(const ModuleTree& tree, ModuleTree::Resolver& resolver, const Owners& owners, const Owner& owner,

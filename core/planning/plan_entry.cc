@@ -7,6 +7,7 @@
 #include "core/diagnostics/fixes.h"
 #include "core/model/nearest.h"
 #include "core/ownership/owner_layout.h"
+#include "core/ownership/parameter_claim.h"
 #include "core/text/json_pointer.h"
 
 namespace shardplan {
@@ -98,10 +99,12 @@ void SettlePlanEntry(const Document& doc, const FqnLayout& entry, PlanEntryCheck
     } else if (!SamePlacements(*declared.first[param], p.placements)) {
       const std::string_view local = doc.Name(p.name);
       const std::string full = FullName(fqn, local);
+      const std::string pointer = absl::StrCat(doc.PointerOf(entry.layout.origin), "/params/", JsonPointerToken(local));
       sink.Report(Code::kOverrideSharedConflict,
                   {.fqn = fqn,
                    .parameter = full,
-                   .pointer = absl::StrCat(doc.PointerOf(entry.layout.origin), "/params/", JsonPointerToken(local))},
+                   .pointer = pointer,
+                   .fix_it = ConflictFixIt(doc, "an earlier plan entry", *declared.first[param], p.placements, pointer)},
                   full);
     }
   }

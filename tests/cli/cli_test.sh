@@ -46,7 +46,8 @@ lines = open(sys.argv[1]).read().splitlines()
 a, b = (json.loads(l) for l in lines)
 assert a["schema"] == "shardplan.result.v1" and a["ok"] is True and a["owned"]["aliases"]
 assert b["ok"] is False and b["diagnostics"][0]["code"] == "shared-conflict" and "owned" not in b
-assert set(b["diagnostics"][0]) == {"code", "severity", "message", "fqn", "parameter", "pointer"}
+assert set(b["diagnostics"][0]) == {"code", "severity", "message", "fqn", "parameter", "pointer", "help", "fix"}
+assert b["diagnostics"][0]["fix"][0]["op"] == "replace"
 ' "$tmp/out"
 
 run check --format=json - <"$ok_doc"

@@ -157,11 +157,11 @@ describe('results', () => {
       assert.deepEqual(sp.check(text), parsed);
       assert.deepEqual(sp.checkDiagnostics(text), diagnosticKeys(parsed));
     }
-    // The broken example's native-no-match has a help, its unknown-axis a
-    // help and a fix; the others have neither.
+    // The broken example's native-no-match has a help, its unknown-axis and
+    // shared-conflict a help and a fix; ports-mismatch has neither.
     const { diagnostics, groups, counts } = sp.checkDiagnostics(BROKEN);
     assert.deepEqual(diagnostics.map((d) => [d.code, 'help' in d, 'fix' in d]), [
-      ['native-no-match', true, false], ['ports-mismatch', false, false], ['unknown-axis', true, true], ['shared-conflict', false, false],
+      ['native-no-match', true, false], ['ports-mismatch', false, false], ['unknown-axis', true, true], ['shared-conflict', true, true],
     ]);
     assert.equal(diagnostics[0].help, "did you mean 'layers.*.mlp'?");
     assert.equal(diagnostics[2].help, "did you mean 'dp'? (the mesh's axes are 'dp', 'tp')");

@@ -230,11 +230,12 @@ test('the failing example: four diagnostics, and a click reveals lm_head', { tim
   assert.match(shared.text, /\/providers\/sharding\/lm_head\/params\/weight/);
   assert.match(diags[0].text, /\/providers\/native\/0\/match\/0/);
   assert.match(await page.textContent('[data-testid=summary] [data-key=errors]'), /4/);
-  // native-no-match has a help; unknown-axis a help and a fix.
+  // native-no-match has a help; unknown-axis and shared-conflict a help and a fix.
   assert.deepEqual(await page.$$eval('[data-testid=diagnostic]', (els) => els.map((e) =>
     e.querySelector('[data-testid=diagnostic-help] .help-text')?.textContent ?? null)),
-  ["did you mean 'layers.*.mlp'?", null, "did you mean 'dp'? (the mesh's axes are 'dp', 'tp')", null]);
-  assert.deepEqual(await page.$$eval('[data-testid=diagnostic][data-fixable=true]', (els) => els.map((e) => e.dataset.code)), ['unknown-axis']);
+  ["did you mean 'layers.*.mlp'?", null, "did you mean 'dp'? (the mesh's axes are 'dp', 'tp')",
+    "its first claimant 'embed_tokens.weight' places it dp=R, tp=S(0), this layout dp=R, tp=S(1); declare the same placements in both"]);
+  assert.deepEqual(await page.$$eval('[data-testid=diagnostic][data-fixable=true]', (els) => els.map((e) => e.dataset.code)), ['unknown-axis', 'shared-conflict']);
 
   await page.click('[data-testid=diagnostic][data-code=shared-conflict]');
   const lmHead = node('lm_head');

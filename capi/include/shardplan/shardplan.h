@@ -184,7 +184,7 @@ typedef struct sp_fix_operation {
 
 /* The number of operations of diagnostic `index`'s fix: 0 when it has none.
  * Applied to the document in order, they make the finding go away without
- * adding an error. */
+ * adding an error to the stages that ran (docs/semantics.md section 9). */
 SP_API sp_error *sp_result_diagnostic_fix_count(const sp_result *result, size_t index, size_t *out_count);
 
 /* Reads operation `operation` of diagnostic `index`'s fix. */
