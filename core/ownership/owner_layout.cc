@@ -14,7 +14,6 @@
 #include "core/diagnostics/sink.h"
 #include "core/model/name_set.h"
 #include "core/text/json_pointer.h"
-#include "core/text/pyrepr.h"
 #include "core/text/suggest.h"
 
 namespace shardplan {
@@ -23,9 +22,9 @@ namespace {
 // Help for an axis the mesh does not have: the nearest mesh axis (`nearest`,
 // when one is near) and the mesh's axes.
 std::string UnknownAxisHelp(const Document& doc, const std::optional<std::string_view>& nearest) {
-  std::string axes;
-  for (const MeshAxis& m : doc.mesh) absl::StrAppend(&axes, axes.empty() ? "" : ", ", PyRepr(doc.Name(m.name)));
-  const std::string mesh = doc.mesh.empty() ? "the mesh has no axis" : absl::StrCat("the mesh's axes are ", axes);
+  std::vector<std::string_view> axes;
+  for (const MeshAxis& m : doc.mesh) axes.push_back(doc.Name(m.name));
+  const std::string mesh = axes.empty() ? "the mesh has no axis" : absl::StrCat("the mesh's axes are ", QuotedList(axes));
   return nearest ? absl::StrCat(DidYouMean(*nearest), " (", mesh, ")") : mesh;
 }
 

@@ -29,6 +29,15 @@ std::string EntryPointer(const Document& doc, const Owner& owner, const Placemen
   return absl::StrCat(doc.PointerOf(owner.layout->origin), "/params/", JsonPointerToken(doc.Name(entry.name)));
 }
 
+// "tp=S(0), dp=R" (document order), or "nothing" for no placement.
+std::string PlacementsText(const Document& doc, const NamedPlacements& placements) {
+  std::string text;
+  for (const AxisPlacement& a : placements) {
+    absl::StrAppend(&text, text.empty() ? "" : ", ", doc.Name(a.axis), "=", FormatPlacement(a.placement));
+  }
+  return text.empty() ? "nothing" : text;
+}
+
 // `fix_it`: that of a nested duplicate (OwnerParams::native_help) or of a
 // shared conflict (ConflictFixIt); an unknown parameter's is made here.
 void ReportParameter(const ModuleTree& tree, const Owner& owner, const PlacementEntry& entry, Code code,
@@ -57,14 +66,6 @@ void ReportParameter(const ModuleTree& tree, const Owner& owner, const Placement
 }
 
 }  // namespace
-
-std::string PlacementsText(const Document& doc, const NamedPlacements& placements) {
-  std::string text;
-  for (const AxisPlacement& a : placements) {
-    absl::StrAppend(&text, text.empty() ? "" : ", ", doc.Name(a.axis), "=", FormatPlacement(a.placement));
-  }
-  return text.empty() ? "nothing" : text;
-}
 
 std::shared_ptr<const FixIt> ConflictFixIt(const Document& doc, std::string_view first_by,
                                            const NamedPlacements& first, const NamedPlacements& here,

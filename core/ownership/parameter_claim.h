@@ -54,9 +54,6 @@ struct OwnerParams {
   }
 };
 
-// "tp=S(0), dp=R" (document order), or "nothing" for no placement.
-std::string PlacementsText(const Document& doc, const NamedPlacements& placements);
-
 // Two placements of one shared parameter side by side: `first`, as
 // `first_by` ("its first claimant 'embed.weight'") places it, and `here`,
 // the declaration at `pointer`, which the fix replaces by a copy of
