@@ -176,6 +176,15 @@ std::vector<ShardedDim> ShardedDims(const Document& doc, const absl::flat_hash_m
   return dims;
 }
 
+// Whether `d`, one of `failing` dims of its declaration that do not split
+// evenly under `sizes`, is one padding would fix were it a vocabulary: dim
+// 0, uneven but not empty, the only such dim.
+bool PaddableDim(const ShardedDim& d, size_t failing, const std::vector<uint64_t>& sizes) {
+  const uint64_t shards = d.rule.Shards(sizes);
+  return d.dim == 0 && failing == 1 && !d.rule.Holds(sizes) && d.rule.units >= shards &&
+         SatMul(d.rule.fused, shards) != kSaturated;
+}
+
 // The parameters of embedding modules (type "...Embedding"): their dim 0
 // is a vocabulary, which models pad to a multiple of the shard count.
 absl::flat_hash_set<ParamId> VocabularyParams(const Document& doc) {
@@ -332,7 +341,7 @@ void CheckOne(const Document& doc, const absl::flat_hash_map<NameId, size_t>& ax
         even_counts = absl::StrCat("; no shard count from 2 to ", shards - 1, " divides it evenly");
       }
     }
-    const bool pad = vocabulary && sharded.dim == 0 && failing == 1 && needed != kSaturated;
+    const bool pad = vocabulary && PaddableDim(sharded, failing, sizes);
     sink.Report(Code::kUnevenShard,
                 Where{where.fqn, where.parameter, where.pointer,
                       pad ? PaddingFixIt(doc, decl, sharded, needed) : mesh_fix},
@@ -377,12 +386,11 @@ void CheckShapes(const Document& doc, const std::vector<ParamDeclaration>& decla
     const size_t failing =
         std::count_if(dims.begin(), dims.end(), [&](const ShardedDim& d) { return !d.rule.Holds(sizes); });
     for (const ShardedDim& d : dims) {
-      const bool holds = d.rule.Holds(sizes);
-      if (!holds && failing == 1 && d.dim == 0 && d.rule.units >= d.rule.Shards(sizes)) {
+      if (PaddableDim(d, failing, sizes)) {
         if (!vocabulary) vocabulary = VocabularyParams(doc);
         if (vocabulary->contains(decl->param)) continue;
       }
-      failed = failed || !holds;
+      failed = failed || !d.rule.Holds(sizes);
       distinct.insert(d.rule);
     }
   }
