@@ -277,6 +277,9 @@ int Run(bool plan, const std::vector<std::string>& args) {
     const std::function<void()> release = [&input, keep] {
       if (!keep) input.Release();
     };
+    // JSON is written as the engine goes: each diagnostic as it is made.
+    std::optional<shardplan::ResultJsonWriter> json;
+    if (format == "json") options.stream = &json.emplace(std::cout, text.max_diagnostics);
     absl::StatusOr<shardplan::Result> result = plan ? shardplan::PlanText(input.text(), release, options)
                                                     : shardplan::CheckText(input.text(), release, options);
     if (!result.ok()) {
@@ -285,7 +288,7 @@ int Run(bool plan, const std::vector<std::string>& args) {
       continue;
     }
     if (format == "json") {
-      shardplan::WriteResultJson(*result, std::cout, text.max_diagnostics);
+      json->Finish(*result);
       std::cout << "\n";
     } else {
       const std::vector<size_t> shown = shardplan::cli::ShownDiagnostics(*result, text);

@@ -64,9 +64,21 @@ struct DiagnosticGroup {
   std::optional<std::string> pointer;
   size_t count = 0;  // the group's diagnostics, listed in the result or not
   // Its diagnostics that the result lists (indexes into
-  // Result::diagnostics, in order): every one, or the first few
-  // (CheckOptions::instances_per_group). Never empty.
+  // Result::diagnostics, or into what went to CheckOptions::stream, in
+  // order): every one, or the first few (CheckOptions::instances_per_group).
+  // Never empty.
   std::vector<size_t> listed;
+};
+
+// Takes a result's diagnostics one at a time as the engine makes them
+// (CheckOptions::stream), so that a caller writing them out holds none: a
+// storm of findings then costs no memory per finding. Calls come in
+// evaluation order and never at once, though possibly from different worker
+// threads of the run.
+class DiagnosticStream {
+ public:
+  virtual ~DiagnosticStream() = default;
+  virtual void Write(const Diagnostic& diagnostic) = 0;
 };
 
 }  // namespace shardplan

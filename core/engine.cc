@@ -61,8 +61,14 @@ void TakeOwners(Ownership& o, Outcome& outcome) {
   outcome.declared = std::move(o.claims.declared);
 }
 
-// `per_group`: CheckOptions::instances_per_group.
-Result CheckDocument(std::shared_ptr<const Document> doc, int threads, size_t per_group, const FastPaths& fast) {
+// How the diagnostics are kept: CheckOptions::instances_per_group and
+// CheckOptions::stream.
+struct Keeping {
+  size_t per_group = 0;
+  DiagnosticStream* stream = nullptr;
+};
+
+Result CheckDocument(std::shared_ptr<const Document> doc, int threads, Keeping keeping, const FastPaths& fast) {
   auto outcome = std::make_shared<Outcome>();
   outcome->threads = threads;
   outcome->document = doc;
@@ -70,7 +76,7 @@ Result CheckDocument(std::shared_ptr<const Document> doc, int threads, size_t pe
   const ModuleTree* tree = outcome->tree.get();
   Result result;
   Ownership o(*tree);
-  DiagnosticSink sink(Mode::kCheck, per_group);
+  DiagnosticSink sink(Mode::kCheck, keeping.per_group, keeping.stream);
   CheckOwnership(*tree, o, sink);
   if (!sink.has_errors() && doc->plan && o.owners.size() != 0) {
     ValidatePlan(*tree, o.owners, o.claims, *doc->plan, sink);
@@ -87,7 +93,7 @@ Result CheckDocument(std::shared_ptr<const Document> doc, int threads, size_t pe
 
 // `doc` is the only reference to a freshly parsed document: the plan interns
 // the names it creates into it.
-Result PlanDocument(std::unique_ptr<Document> parsed, int threads, size_t per_group, const FastPaths& fast) {
+Result PlanDocument(std::unique_ptr<Document> parsed, int threads, Keeping keeping, const FastPaths& fast) {
   Document& doc = *parsed;
   auto outcome = std::make_shared<Outcome>();
   outcome->threads = threads;
@@ -96,7 +102,7 @@ Result PlanDocument(std::unique_ptr<Document> parsed, int threads, size_t per_gr
   const ModuleTree* tree = outcome->tree.get();
   Result result;
   Ownership o(*tree);
-  DiagnosticSink sink(Mode::kPlan, per_group);
+  DiagnosticSink sink(Mode::kPlan, keeping.per_group, keeping.stream);
   CheckOwnership(*tree, o, sink);
   if (!sink.has_errors()) {
     const absl::Span<const Owner> entries = std::as_const(o.owners).InOrder();
@@ -149,12 +155,19 @@ absl::StatusOr<Result> Run(std::string_view json, const CheckOptions& options, b
   return WithThreads(options.threads, [&]() -> Result {
     ParseResult parsed = ParseDocument(json, options.limits, fast.skip_repeated_layouts);
     if (release != nullptr) (*release)();
-    if (parsed.error) return InvalidDocumentResult(std::move(*parsed.error));
-    const size_t per_group = options.instances_per_group;
-    if (!plan || parsed.document->plan) {
-      return CheckDocument(std::move(parsed.document), options.threads, per_group, fast);
+    if (parsed.error) {
+      Result invalid = InvalidDocumentResult(std::move(*parsed.error));
+      if (options.stream != nullptr) {
+        options.stream->Write(invalid.diagnostics[0]);
+        invalid.diagnostics.clear();
+      }
+      return invalid;
     }
-    return PlanDocument(std::move(parsed.document), options.threads, per_group, fast);
+    const Keeping keeping{options.instances_per_group, options.stream};
+    if (!plan || parsed.document->plan) {
+      return CheckDocument(std::move(parsed.document), options.threads, keeping, fast);
+    }
+    return PlanDocument(std::move(parsed.document), options.threads, keeping, fast);
   });
 }
 
@@ -219,15 +232,15 @@ absl::StatusOr<Result> PlanParsed(const Document& document, int threads) {
   if (absl::Status s = ValidateThreads(threads); !s.ok()) return s;
   return WithThreads(threads, [&]() -> Result {
     std::unique_ptr<Document> copy = document.Clone();
-    if (copy->plan) return CheckDocument(std::move(copy), threads, 0, {});
-    return PlanDocument(std::move(copy), threads, 0, {});
+    if (copy->plan) return CheckDocument(std::move(copy), threads, {}, {});
+    return PlanDocument(std::move(copy), threads, {}, {});
   });
 }
 
 absl::StatusOr<Result> CheckParsed(std::shared_ptr<const Document> document, int threads) {
   if (document == nullptr) return absl::InvalidArgumentError("no document");
   if (absl::Status s = ValidateThreads(threads); !s.ok()) return s;
-  return WithThreads(threads, [&] { return CheckDocument(std::move(document), threads, 0, {}); });
+  return WithThreads(threads, [&] { return CheckDocument(std::move(document), threads, {}, {}); });
 }
 
 }  // namespace shardplan

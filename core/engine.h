@@ -36,6 +36,12 @@ struct CheckOptions {
   // Result::groups, and never made, so a storm of findings costs neither
   // time nor memory per finding. 0 lists every diagnostic.
   size_t instances_per_group = 0;
+  // Where the diagnostics the result lists go, one at a time in evaluation
+  // order as they are made (null: into Result::diagnostics). With a stream
+  // the result's diagnostics stay empty and its groups' `listed` count what
+  // went to the stream: a storm of findings written out as it comes
+  // (ResultJsonWriter) costs no memory per finding beyond its index.
+  DiagnosticStream* stream = nullptr;
 };
 
 // Parses the document, then checks it as CheckParsed does; a malformed

@@ -197,18 +197,55 @@ std::optional<OwnedParametersView> OwnedParametersOf(const Result& result);
 // Writes the result as compact JSON (schema shardplan.result.v1, one object
 // without a trailing newline) to `out`, as it goes: the same input always
 // gives the same bytes. "diagnostics" lists the result's diagnostics, or
-// only the first `max_diagnostics` of them when that is not 0; "groups"
-// follows with every group ({code, severity, pointer, count, listed: the
-// indexes of its diagnostics in "diagnostics"}) and "counts" with the
-// diagnostics per code ({code: count}, in the order of first occurrence). Layouts print params, in_src and in_dst always (null
-// when null), out_src, out_dst and out_names only when non-null; `expected`
-// and `required` list parameter ids sorted, `owned_names` sorted. A planned
-// result adds "plan": {"modules": {FQN: layout}}, "provenance": {FQN:
-// [...]}, "memory" (null beyond kMaxMemoryDevices), "communication"
-// (records) and "collectives" ({collective: {axis: count}}).
+// only the first `max_diagnostics` of them when that is not 0; "ok" follows
+// them (so that they can be written before the verdict is known,
+// ResultJsonWriter), then "groups" with every group ({code, severity,
+// pointer, count, listed: the indexes of its diagnostics in
+// "diagnostics"}) and "counts" with the diagnostics per code ({code:
+// count}, in the order of first occurrence). Layouts print params, in_src
+// and in_dst always (null when null), out_src, out_dst and out_names only
+// when non-null; `expected` and `required` list parameter ids sorted,
+// `owned_names` sorted. A planned result adds "plan": {"modules": {FQN:
+// layout}}, "provenance": {FQN: [...]}, "memory" (null beyond
+// kMaxMemoryDevices), "communication" (records) and "collectives"
+// ({collective: {axis: count}}).
 void WriteResultJson(const Result& result, std::ostream& out, size_t max_diagnostics = 0);
 // The same, as a string.
 std::string ResultToJson(const Result& result, size_t max_diagnostics = 0);
+
+// WriteResultJson while the engine runs: given as CheckOptions::stream, it
+// writes each diagnostic as the engine makes it, and Finish writes the rest
+// once the result is made. The bytes are WriteResultJson's for the result
+// made without a stream, and a storm of findings is never held whole.
+// Nothing is written before the first diagnostic or Finish, so a run the
+// engine refuses (a status error) leaves `out` untouched.
+//
+//   shardplan::ResultJsonWriter json(std::cout);
+//   options.stream = &json;
+//   absl::StatusOr<shardplan::Result> r = shardplan::Check(text, options);
+//   if (r.ok()) json.Finish(*r);
+class ResultJsonWriter final : public DiagnosticStream {
+ public:
+  // Lists the first `max_diagnostics` diagnostics (0: every one).
+  explicit ResultJsonWriter(std::ostream& out, size_t max_diagnostics = 0);
+  ~ResultJsonWriter() override;
+  ResultJsonWriter(const ResultJsonWriter&) = delete;
+  ResultJsonWriter& operator=(const ResultJsonWriter&) = delete;
+
+  void Write(const Diagnostic& diagnostic) override;
+  // Writes the rest of `result`, made with this writer as its stream (or
+  // made without a stream while nothing was written: WriteResultJson), and
+  // ends the object. The writer can then take the next result.
+  void Finish(const Result& result);
+
+ private:
+  struct State;  // the JSON writer of the result begun (result_json.cc)
+  State& Started();
+
+  std::ostream& out_;
+  size_t max_diagnostics_;
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace shardplan
 

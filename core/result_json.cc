@@ -1,11 +1,13 @@
-// The result as JSON (WriteResultJson, core/result.h), written as it is
-// made: RapidJSON's writer over a buffer that goes to the stream whenever it
-// holds 64 KiB or more at the end of an item. The long lists (owners' specs
+// The result as JSON (WriteResultJson and ResultJsonWriter, core/result.h),
+// written as it is made: RapidJSON's writer over a buffer that goes to the
+// stream whenever it holds 64 KiB or more at the end of an item. Diagnostics
+// the engine streams are written one by one as they come. The long lists (owners' specs
 // and required parameters, owned names, expected parameters, plan entries)
 // are formatted in parallel, a chunk of items to a writer of its own, and
 // copied into the output in order. The owners' layouts on their own
 // (OwnersView::Layouts) are written here too, as WriteOwned writes them.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <sstream>
 #include <string>
@@ -500,27 +502,61 @@ void WritePlanned(Writer& w, const Outcome& outcome) {
 
 }  // namespace
 
-void WriteResultJson(const Result& result, std::ostream& out, size_t max_diagnostics) {
-  // With the thread count the result was made with.
-  WithThreads(result.outcome != nullptr ? result.outcome->threads : 1, [&] {
-    Writer w(out);
+struct ResultJsonWriter::State {
+  State(std::ostream& out, size_t max_diagnostics) : w(out), max_diagnostics(max_diagnostics) {
     w.StartObject();
     Key(w, "schema");
     String(w, "shardplan.result.v1");
-    Key(w, "ok");
-    w.Bool(result.ok);
     Key(w, "diagnostics");
     w.StartArray();
-    const size_t listed = max_diagnostics == 0 ? result.diagnostics.size()
-                                               : std::min(max_diagnostics, result.diagnostics.size());
-    WriteItems(w, listed, /*members=*/false,
-               [&](size_t i, Json& json) { WriteDiagnostic(json, result.diagnostics[i]); });
-    WriteGroups(w, result, listed);
+  }
+  // How many more diagnostics to list.
+  size_t room() const { return max_diagnostics == 0 ? SIZE_MAX : max_diagnostics - listed; }
+
+  Writer w;
+  const size_t max_diagnostics;
+  size_t listed = 0;
+};
+
+ResultJsonWriter::ResultJsonWriter(std::ostream& out, size_t max_diagnostics)
+    : out_(out), max_diagnostics_(max_diagnostics) {}
+
+ResultJsonWriter::~ResultJsonWriter() = default;
+
+ResultJsonWriter::State& ResultJsonWriter::Started() {
+  if (state_ == nullptr) state_ = std::make_unique<State>(out_, max_diagnostics_);
+  return *state_;
+}
+
+void ResultJsonWriter::Write(const Diagnostic& diagnostic) {
+  State& s = Started();
+  if (s.room() == 0) return;
+  WriteDiagnostic(s.w, diagnostic);
+  ++s.listed;
+  s.w.ItemDone();
+}
+
+void ResultJsonWriter::Finish(const Result& result) {
+  State& s = Started();
+  Writer& w = s.w;
+  // With the thread count the result was made with.
+  WithThreads(result.outcome != nullptr ? result.outcome->threads : 1, [&] {
+    const size_t n = std::min(s.room(), result.diagnostics.size());
+    WriteItems(w, n, /*members=*/false, [&](size_t i, Json& json) { WriteDiagnostic(json, result.diagnostics[i]); });
+    s.listed += n;
+    Key(w, "ok");
+    w.Bool(result.ok);
+    WriteGroups(w, result, s.listed);
     if (result.outcome != nullptr && result.outcome->owned) WriteOwned(w, *result.outcome);
     if (result.outcome != nullptr && result.outcome->planned) WritePlanned(w, *result.outcome);
     w.EndObject();
     return 0;
   });
+  state_.reset();  // flushes
+}
+
+void WriteResultJson(const Result& result, std::ostream& out, size_t max_diagnostics) {
+  ResultJsonWriter(out, max_diagnostics).Finish(result);
 }
 
 std::string ResultToJson(const Result& result, size_t max_diagnostics) {

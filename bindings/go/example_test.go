@@ -131,7 +131,7 @@ func ExampleBuilder() {
 	fmt.Println(res.JSON())
 	// Output:
 	// true 0
-	// {"schema":"shardplan.result.v1","ok":true,"diagnostics":[],"groups":[],"counts":{},"owned":{"specs":{"lin":{"params":{"weight":{"tp":"S(0)"}},"in_src":{"x":{}},"in_dst":{"x":{}}}},"parallel":{},"owned_names":["lin.weight"],"expected":["w"],"required":{"lin":["w"]},"aliases":[]}}
+	// {"schema":"shardplan.result.v1","diagnostics":[],"ok":true,"groups":[],"counts":{},"owned":{"specs":{"lin":{"params":{"weight":{"tp":"S(0)"}},"in_src":{"x":{}},"in_dst":{"x":{}}}},"parallel":{},"owned_names":["lin.weight"],"expected":["w"],"required":{"lin":["w"]},"aliases":[]}}
 }
 
 // Library misuse is a *Error with the sp_error code and message.

@@ -66,34 +66,44 @@ DiagnosticGroup& DiagnosticSink::GroupOf(std::string_view code, Severity severit
   return groups_[it->second];
 }
 
-bool DiagnosticSink::Admit(Code code, const std::optional<std::string_view>& pointer) {
+DiagnosticGroup& DiagnosticSink::GroupOf(Code code, const std::optional<std::string_view>& pointer) {
   const CodeInfo& info = InfoOf(code);
-  DiagnosticGroup& g = GroupOf(info.name, SeverityIn(info, mode_), pointer);
+  return GroupOf(info.name, SeverityIn(info, mode_), pointer);
+}
+
+bool DiagnosticSink::Admit(DiagnosticGroup& g) {
   ++g.count;
-  if (g.listed.size() >= per_group_) return false;
-  g.listed.push_back(diagnostics_.size());
+  if (per_group_ != 0 && g.listed.size() >= per_group_) return false;
+  g.listed.push_back(kept_);
   return true;
 }
 
+void DiagnosticSink::Keep(Diagnostic&& d) {
+  errors_ = errors_ || d.severity == Severity::kError;
+  ++kept_;
+  if (stream_ != nullptr) {
+    stream_->Write(d);
+  } else {
+    diagnostics_.push_back(std::move(d));
+  }
+}
+
 void DiagnosticSink::Append(DiagnosticSink&& other) {
-  if (per_group_ == 0) {
+  if (!counting()) {
     if (diagnostics_.empty()) {
       diagnostics_ = std::move(other.diagnostics_);
     } else {
       diagnostics_.insert(diagnostics_.end(), std::make_move_iterator(other.diagnostics_.begin()),
                           std::make_move_iterator(other.diagnostics_.end()));
     }
+    kept_ = diagnostics_.size();
+    errors_ = errors_ || other.errors_;
   } else {
     for (Diagnostic& d : other.diagnostics_) {
-      DiagnosticGroup& g = GroupOf(d.code, d.severity, d.pointer);
-      ++g.count;
-      if (g.listed.size() < per_group_) {
-        g.listed.push_back(diagnostics_.size());
-        diagnostics_.push_back(std::move(d));
-      }
+      if (Admit(GroupOf(d.code, d.severity, d.pointer))) Keep(std::move(d));
     }
-    // What `other` counted without keeping; each of its groups kept its
-    // first diagnostic, so the group is here now.
+    // What a capped `other` counted without keeping; each of its groups
+    // kept its first diagnostic, so the group is here now.
     for (const DiagnosticGroup& og : other.groups_) {
       if (og.count > og.listed.size()) GroupOf(og.code, og.severity, og.pointer).count += og.count - og.listed.size();
     }
@@ -101,13 +111,8 @@ void DiagnosticSink::Append(DiagnosticSink&& other) {
   other.Clear();
 }
 
-bool DiagnosticSink::has_errors() const {
-  return std::any_of(diagnostics_.begin(), diagnostics_.end(),
-                     [](const Diagnostic& d) { return d.severity == Severity::kError; });
-}
-
 std::vector<Diagnostic> DiagnosticSink::Take(std::vector<DiagnosticGroup>& groups) {
-  if (per_group_ == 0) {
+  if (!counting()) {
     for (size_t i = 0; i < diagnostics_.size(); ++i) {
       const Diagnostic& d = diagnostics_[i];
       DiagnosticGroup& g = GroupOf(d.code, d.severity, d.pointer);
@@ -123,6 +128,8 @@ std::vector<Diagnostic> DiagnosticSink::Take(std::vector<DiagnosticGroup>& group
 
 void DiagnosticSink::Clear() {
   diagnostics_.clear();
+  kept_ = 0;
+  errors_ = false;
   groups_.clear();
   group_index_.clear();
 }

@@ -66,27 +66,31 @@ Diagnostic MakeDiagnostic(Code code, Mode mode, const Where& where, std::initial
 // making them, so that a storm of findings from one declaration costs a
 // count, not memory; 0 keeps every diagnostic. The first diagnostic of each
 // group is always kept, so the first diagnostic overall and has_errors()
-// are those of the full list.
+// are those of the full list. With a `stream`, each diagnostic it keeps goes
+// there at once instead, and it holds none.
 class DiagnosticSink {
  public:
-  explicit DiagnosticSink(Mode mode = Mode::kCheck, size_t per_group = 0) : mode_(mode), per_group_(per_group) {}
+  explicit DiagnosticSink(Mode mode = Mode::kCheck, size_t per_group = 0, DiagnosticStream* stream = nullptr)
+      : mode_(mode), per_group_(per_group), stream_(stream) {}
 
   template <typename... Args>
   void Report(Code code, const Where& where, const Args&... args) {
-    if (per_group_ != 0 && !Admit(code, where.pointer)) return;
-    diagnostics_.push_back(MakeDiagnostic(code, mode_, where, {MessageArg(args)...}));
+    if (counting() && !Admit(GroupOf(code, where.pointer))) return;
+    Keep(MakeDiagnostic(code, mode_, where, {MessageArg(args)...}));
   }
 
   // Appends every diagnostic of `other`, in order, keeping and counting as
-  // Report does. `other` keeps every diagnostic, or as many per group as
-  // this sink (a chunk's sink made with this one's mode and per_group).
+  // Report does. `other` has no stream and keeps every diagnostic, or as
+  // many per group as this sink (a chunk's sink made with this one's mode
+  // and per_group).
   void Append(DiagnosticSink&& other);
 
   Mode mode() const { return mode_; }
   size_t per_group() const { return per_group_; }
   // Whether some diagnostic is an error.
-  bool has_errors() const;
-  // The kept diagnostics and every group, and leaves the sink empty.
+  bool has_errors() const { return errors_; }
+  // The kept diagnostics (none with a stream) and every group, and leaves
+  // the sink empty.
   std::vector<Diagnostic> Take(std::vector<DiagnosticGroup>& groups);
   // The kept diagnostics (for a sink that keeps every one: all of them).
   std::vector<Diagnostic> Take() {
@@ -97,16 +101,24 @@ class DiagnosticSink {
   void Clear();
 
  private:
-  // Counts a diagnostic of `code` at `pointer` in its group (made on its
-  // first); whether to keep it.
-  bool Admit(Code code, const std::optional<std::string_view>& pointer);
+  // Whether groups are counted as diagnostics come (capped or streamed)
+  // rather than once, by Take.
+  bool counting() const { return per_group_ != 0 || stream_ != nullptr; }
+  // Counts a diagnostic in its group `g`; whether to keep it (then listed
+  // in `g`).
+  bool Admit(DiagnosticGroup& g);
+  void Keep(Diagnostic&& d);
   // The group of `code` at `pointer`, made (with `severity`) when new.
   DiagnosticGroup& GroupOf(std::string_view code, Severity severity, const std::optional<std::string_view>& pointer);
+  DiagnosticGroup& GroupOf(Code code, const std::optional<std::string_view>& pointer);
 
   Mode mode_;
   size_t per_group_;
-  std::vector<Diagnostic> diagnostics_;
-  // Only with per_group_ > 0: the groups so far in order of their first
+  DiagnosticStream* stream_;
+  std::vector<Diagnostic> diagnostics_;  // without a stream
+  size_t kept_ = 0;                      // in diagnostics_ or streamed
+  bool errors_ = false;                  // some kept diagnostic is an error
+  // Only when counting(): the groups so far in order of their first
   // diagnostic (listed: the kept ones), found by their key (GroupKey).
   std::vector<DiagnosticGroup> groups_;
   absl::flat_hash_map<std::string, size_t> group_index_;

@@ -3,6 +3,7 @@
 #include "core/engine.h"
 
 #include <algorithm>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -363,7 +364,7 @@ TEST(EngineTest, ResultJsonIsByteStable) {
   const std::string a = ResultToJson(CheckDoc(doc)), b = ResultToJson(CheckDoc(doc));
   EXPECT_EQ(a, b);
   EXPECT_EQ(a,
-            R"J({"schema":"shardplan.result.v1","ok":true,"diagnostics":[],"groups":[],"counts":{},)J"
+            R"J({"schema":"shardplan.result.v1","diagnostics":[],"ok":true,"groups":[],"counts":{},)J"
             R"J("owned":{"specs":{"embed":{"params":)J"
             R"J({"weight":{"tp":"S(0)"}},"in_src":{},"in_dst":{}},"head":{"params":{},"in_src":{},"in_dst":{}}},)J"
             R"J("parallel":{},"owned_names":["embed.weight","head.weight"],"expected":["e"],"required":)J"
@@ -383,6 +384,28 @@ TEST(EngineTest, NonPositiveLimitsAreMisuse) {
   CheckOptions options;
   options.limits.max_paths = 0;
   EXPECT_EQ(Check("{}", options).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// A streamed result writes nothing for a run the engine refuses, and the
+// same writer then takes the next result; an invalid document's one
+// diagnostic is streamed too.
+TEST(EngineTest, AResultJsonWriterWritesNothingForMisuseAndTakesTheNextResult) {
+  std::ostringstream out;
+  ResultJsonWriter json(out);
+  CheckOptions options;
+  options.stream = &json;
+  options.limits.max_paths = 0;
+  EXPECT_FALSE(Check("{}", options).ok());
+  EXPECT_EQ(out.str(), "");
+  options.limits = {};
+  for (const std::string& text : {std::string("{\"schema\": "), Doc(kTiedSame)}) {
+    out.str("");
+    const absl::StatusOr<Result> r = Check(text, options);
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(r->diagnostics.empty());
+    json.Finish(*r);
+    EXPECT_EQ(out.str(), ResultToJson(CheckDoc(text)));
+  }
 }
 
 TEST(EngineTest, CheckParsedEqualsCheckAndReusesTheDocument) {

@@ -185,5 +185,49 @@ TEST(SinkTest, CappedStillSeesErrorsAndMixesWithUncappedChunks) {
   EXPECT_TRUE(groups.empty());
 }
 
+// Keeps what it is given, as a caller writing diagnostics out would see them.
+class Recorder : public DiagnosticStream {
+ public:
+  void Write(const Diagnostic& d) override { written.push_back(d); }
+  std::vector<Diagnostic> written;
+};
+
+// With a stream, a sink passes on what it would have kept, in the same
+// order and with the same groups, holds none, and still knows whether one
+// was an error; chunks appended to it too.
+TEST(SinkTest, AStreamGetsWhatTheSinkWouldKeep) {
+  for (size_t cap : {0, 1, 3}) {
+    for (size_t chunk : {1, 7, 100}) {
+      DiagnosticSink kept_sink(Mode::kCheck, cap);
+      Recorder recorder;
+      DiagnosticSink streamed(Mode::kCheck, cap, &recorder);
+      EXPECT_FALSE(streamed.has_errors());
+      for (size_t from = 0; from < 100; from += chunk) {
+        const size_t to = std::min<size_t>(100, from + chunk);
+        if (from % 2 == 0) {  // reported, or from a chunk's sink
+          Storm(kept_sink, from, to);
+          Storm(streamed, from, to);
+        } else {
+          DiagnosticSink a(Mode::kCheck, cap), b(Mode::kCheck, cap);
+          Storm(a, from, to);
+          Storm(b, from, to);
+          kept_sink.Append(std::move(a));
+          streamed.Append(std::move(b));
+        }
+      }
+      EXPECT_EQ(streamed.has_errors(), kept_sink.has_errors());
+      std::vector<DiagnosticGroup> want_groups, groups;
+      const std::vector<Diagnostic> want = kept_sink.Take(want_groups);
+      EXPECT_TRUE(streamed.Take(groups).empty());
+      ASSERT_EQ(recorder.written.size(), want.size()) << "cap " << cap << " chunk " << chunk;
+      for (size_t i = 0; i < want.size(); ++i) {
+        EXPECT_EQ(recorder.written[i].message, want[i].message);
+        EXPECT_EQ(recorder.written[i].pointer, want[i].pointer);
+      }
+      EXPECT_EQ(SeenGroups(groups), SeenGroups(want_groups)) << "cap " << cap << " chunk " << chunk;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace shardplan

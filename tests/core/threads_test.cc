@@ -1,11 +1,12 @@
 // The parallel phases give the same result, byte for byte, on 1, 2, 4 and 8
-// threads: on every conformance, golden and example document (small: mostly
+// threads, made whole or streamed (ResultJsonWriter): on every conformance, golden and example document (small: mostly
 // the serial paths) and on generated documents large enough that every
 // parallel phase splits its work (grains of 1,024 to 4,096 entries), passing
 // and failing ones. tools/test.sh also runs this test under ThreadSanitizer
 // (--config=tsan), where a data race in a parallel phase fails it.
 #include <algorithm>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,12 +29,33 @@ std::string ResultOf(const std::string& text, bool plan, int threads) {
   return r.ok() ? ResultToJson(*r) : "misuse: " + std::string(r.status().message());
 }
 
+// The JSON the CLI writes: each diagnostic streamed as the engine makes it
+// (ResultJsonWriter as CheckOptions::stream).
+std::string StreamedResultOf(const std::string& text, bool plan, CheckOptions options, size_t max_diagnostics = 0) {
+  std::ostringstream out;
+  ResultJsonWriter json(out, max_diagnostics);
+  options.stream = &json;
+  const absl::StatusOr<Result> r = plan ? Plan(text, options) : Check(text, options);
+  if (!r.ok()) return "misuse: " + std::string(r.status().message());
+  EXPECT_TRUE(r->diagnostics.empty()) << "a streamed result holds its diagnostics";
+  json.Finish(*r);
+  return std::move(out).str();
+}
+
+// The same bytes on every thread count, and streamed on one thread and on
+// several (the test's time goes to the large documents, under TSan too).
 void ExpectSameOnEveryThreadCount(const std::string& name, const std::string& text) {
   for (bool plan : {false, true}) {
     const std::string one = ResultOf(text, plan, 1);
     for (int threads : {2, 4, 8}) {
       EXPECT_TRUE(ResultOf(text, plan, threads) == one)
           << name << (plan ? " (plan)" : " (check)") << " differs on " << threads << " threads";
+    }
+    for (int threads : {1, 4}) {
+      CheckOptions options;
+      options.threads = threads;
+      EXPECT_TRUE(StreamedResultOf(text, plan, options) == one)
+          << name << (plan ? " (plan)" : " (check)") << " streamed differs on " << threads << " threads";
     }
   }
 }
@@ -148,6 +170,15 @@ TEST(ThreadsTest, CappedGroupsAgreeWithTheFullListOnEveryThreadCount) {
           const std::string json = ResultToJson(*capped);
           if (threads == 1) first_json = json;
           EXPECT_TRUE(json == first_json) << name << " capped at " << cap << " differs on " << threads << " threads";
+          // Streamed, as `--format json --max-diagnostics N` writes it (on
+          // one thread and on several).
+          if (threads == 1 || threads == 4) {
+            for (size_t max_diagnostics : {0, 2}) {
+              EXPECT_TRUE(StreamedResultOf(text, plan, options, max_diagnostics) ==
+                          ResultToJson(*capped, max_diagnostics))
+                  << name << " capped at " << cap << " and streamed differs on " << threads << " threads";
+            }
+          }
         }
       }
     }

@@ -57,7 +57,7 @@ def diagnostic(i, code):
 
 def test_counts_the_result_json():
     listed = [diagnostic(0, "a"), diagnostic(1, "a")]
-    doc = {"schema": "shardplan.result.v1", "ok": False, "diagnostics": listed,
+    doc = {"schema": "shardplan.result.v1", "diagnostics": listed, "ok": False,
            "groups": [{"code": "a", "severity": "error", "pointer": "/p", "count": 100, "listed": [0, 1]},
                       {"code": "b", "severity": "error", "pointer": "/q", "count": 13, "listed": []}],
            "counts": {"a": 100, "b": 13}}
@@ -85,7 +85,8 @@ def test_bounds_and_verdicts():
              "storm-json-all": {"1": medians(9.0, 2_000_000_000, 300_000_000)}}
     bounds, other = storm.compute_bounds(doc, cases)
     by_key = {b["key"]: b for b in bounds}
-    assert list(by_key) == ["rss_ratio_1", "time_ratio_1", "rss_ratio_0", "time_ratio_0", "text_bytes"]
+    assert list(by_key) == ["rss_ratio_1", "time_ratio_1", "rss_ratio_0", "time_ratio_0", "text_bytes",
+                            "json_rss_ratio_1", "json_time_ratio_1"]
     assert by_key["rss_ratio_1"]["measured"] == pytest.approx(3.5) and not by_key["rss_ratio_1"]["met"]
     assert by_key["rss_ratio_0"]["measured"] == pytest.approx(2.95) and by_key["rss_ratio_0"]["met"]
     assert by_key["time_ratio_1"]["measured"] == pytest.approx(0.9) and by_key["time_ratio_1"]["met"]
@@ -93,9 +94,13 @@ def test_bounds_and_verdicts():
     assert by_key["text_bytes"]["measured"] == 2000 and by_key["text_bytes"]["met"]
     assert render.verdict(by_key["rss_ratio_1"])[0] == "**missed**"
     assert render.verdict(by_key["time_ratio_1"])[0] == "**met**"
-    # The JSON of every diagnostic has no bound, only its ratio.
-    assert other == [{"case": "storm-json-all", "threads": "1", "rss_ratio": 10.0, "time_ratio": 4.5,
-                      "stdout_bytes": 300_000_000}]
+    # The JSON of every diagnostic is streamed, so it has the same bounds.
+    assert by_key["json_rss_ratio_1"]["measured"] == pytest.approx(10.0) and not by_key["json_rss_ratio_1"]["met"]
+    assert by_key["json_time_ratio_1"]["measured"] == pytest.approx(4.5) and not by_key["json_time_ratio_1"]["met"]
+    assert other == []
+    cases["storm-json50"] = {"0": medians(1.5, 590_000_000, 4000)}
+    assert storm.compute_bounds(doc, cases)[1] == [{"case": "storm-json50", "threads": "0", "rss_ratio": 2.95,
+                                                    "time_ratio": 1.25, "stdout_bytes": 4000}]
 
 
 def test_limits_are_inclusive_but_the_output_must_be_under_1_mb():
