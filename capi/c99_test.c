@@ -153,6 +153,23 @@ int main(void) {
     sp_builder_delete(builder);
   }
 
+  /* The builder's pipeline plan. */
+  {
+    sp_builder *builder = NULL;
+    const sp_str inputs[2] = {S("hidden_states"), S("attention_mask")};
+    const sp_str outputs[1] = {S("hidden_states")};
+    EXPECT(sp_builder_create(&builder) == NULL);
+    EXPECT_ERROR(sp_builder_add_pipeline_module(builder, S("layers"), inputs, 2, outputs, 1),
+                 SP_ERROR_INVALID_ARGUMENT);
+    EXPECT(sp_builder_set_pipeline(builder, S("model")) == NULL);
+    EXPECT_ERROR(sp_builder_set_pipeline(builder, S("")), SP_ERROR_INVALID_ARGUMENT);
+    EXPECT(sp_builder_add_pipeline_module(builder, S("layers"), inputs, 2, outputs, 1) == NULL);
+    EXPECT_ERROR(sp_builder_add_pipeline_module(builder, S("layers"), NULL, 0, NULL, 0), SP_ERROR_INVALID_ARGUMENT);
+    EXPECT_ERROR(sp_builder_add_pipeline_module(builder, S("norm"), NULL, 1, outputs, 1), SP_ERROR_NULL_ARGUMENT);
+    EXPECT(sp_builder_to_json(builder, &json) == NULL && strstr(json.data, "\"pipeline\"") != NULL);
+    sp_builder_delete(builder);
+  }
+
   sp_result_delete(NULL);
   sp_document_delete(NULL);
   sp_builder_delete(NULL);

@@ -257,6 +257,12 @@ TEST(CApi, NullArgumentsAreErrors) {
       {"add_template_rule pattern", sp_builder_add_template_rule(builder, 0, null_text, S("colwise"))},
       {"add_override", sp_builder_add_override(nullptr, S(""), layout)},
       {"add_override layout", sp_builder_add_override(builder, S(""), nullptr)},
+      {"set_pipeline", sp_builder_set_pipeline(nullptr, S(""))},
+      {"set_pipeline prefix", sp_builder_set_pipeline(builder, null_text)},
+      {"add_pipeline_module", sp_builder_add_pipeline_module(nullptr, S("m"), nullptr, 0, nullptr, 0)},
+      {"add_pipeline_module module", sp_builder_add_pipeline_module(builder, null_text, nullptr, 0, nullptr, 0)},
+      {"add_pipeline_module inputs", sp_builder_add_pipeline_module(builder, S("m"), nullptr, 1, nullptr, 0)},
+      {"add_pipeline_module outputs", sp_builder_add_pipeline_module(builder, S("m"), nullptr, 0, nullptr, 2)},
       {"layout_set_legacy_field", sp_layout_set_legacy_field(nullptr, S("inner_wrapper"))},
       {"layout_set_legacy_field field", sp_layout_set_legacy_field(layout, null_text)},
       {"add_plan_entry", sp_builder_add_plan_entry(nullptr, S(""), layout)},
@@ -806,6 +812,89 @@ TEST(CApiBuilder, BuildAppliesThePathLimits) {
   sp_builder_delete(b);
 }
 
+TEST(CApiBuilder, BuildsAPipelinePlan) {
+  sp_builder* b = nullptr;
+  ASSERT_EQ(Code(sp_builder_create(&b)), SP_OK);
+  ASSERT_EQ(Code(sp_builder_add_module(b, S("root"), S("LlamaModel"))), SP_OK);
+  ASSERT_EQ(Code(sp_builder_add_forward_arg(b, S("root"), S("input_ids"))), SP_OK);
+  ASSERT_EQ(Code(sp_builder_add_child(b, S("root"), S("embed_tokens"), S("embed"))), SP_OK);
+  ASSERT_EQ(Code(sp_builder_add_module(b, S("embed"), S("Embedding"))), SP_OK);
+  ASSERT_EQ(Code(sp_builder_add_forward_arg(b, S("embed"), S("input"))), SP_OK);
+  ASSERT_EQ(Code(sp_builder_set_root(b, S("root"))), SP_OK);
+  const sp_str input_ids[] = {S("input_ids")}, embeds[] = {S("inputs_embeds")};
+
+  // The plan first, once.
+  EXPECT_EQ(Message(sp_builder_add_pipeline_module(b, S("embed_tokens"), input_ids, 1, embeds, 1)),
+            "the document has no pipeline plan (set the pipeline first)");
+  ASSERT_EQ(Code(sp_builder_set_pipeline(b, S(""))), SP_OK);
+  EXPECT_EQ(Message(sp_builder_set_pipeline(b, S("model"))), "the document already has a pipeline plan");
+
+  EXPECT_EQ(Code(sp_builder_add_pipeline_module(b, S("embed_tokens"), input_ids, 1, embeds, 1)), SP_OK);
+  EXPECT_EQ(Message(sp_builder_add_pipeline_module(b, S("embed_tokens"), nullptr, 0, nullptr, 0)),
+            "duplicate pipeline module 'embed_tokens'");
+  EXPECT_EQ(Message(sp_builder_add_pipeline_module(b, S(""), input_ids, 1, embeds, 1)),
+            "a pipeline module must not be empty");
+  EXPECT_EQ(Code(sp_builder_add_pipeline_module(b, S("layers"), nullptr, 1, embeds, 1)), SP_ERROR_NULL_ARGUMENT);
+  EXPECT_EQ(Code(sp_builder_add_pipeline_module(b, S("layers"), input_ids, 1, nullptr, 1)), SP_ERROR_NULL_ARGUMENT);
+  const sp_str bad[] = {S("\xff")};
+  EXPECT_EQ(Message(sp_builder_add_pipeline_module(b, S("layers"), bad, 1, nullptr, 0)),
+            "argument 'inputs' is not valid UTF-8");
+  EXPECT_EQ(Code(sp_builder_add_pipeline_module(b, S("layers"), input_ids, 1, bad, 1)), SP_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(Code(sp_builder_add_pipeline_module(b, S("\xfe"), nullptr, 0, nullptr, 0)), SP_ERROR_INVALID_ARGUMENT);
+  // NULL arrays with count 0: no names. A module of no such name, spelled
+  // with the characters a JSON pointer escapes.
+  EXPECT_EQ(Code(sp_builder_add_pipeline_module(b, S("a/b~c"), nullptr, 0, nullptr, 0)), SP_OK);
+
+  // The refused calls left no trace: the JSON has the plan as added.
+  sp_str json;
+  ASSERT_EQ(Code(sp_builder_to_json(b, &json)), SP_OK);
+  rapidjson::Document dom;
+  dom.Parse(json.data, json.size);
+  ASSERT_FALSE(dom.HasParseError());
+  ASSERT_TRUE(dom.HasMember("pipeline"));
+  const Value& pipeline = dom["pipeline"];
+  EXPECT_FALSE(pipeline.HasMember("prefix"));  // "" is the whole model
+  const Value& modules = pipeline["modules"];
+  ASSERT_TRUE(modules.IsObject());
+  ASSERT_EQ(modules.MemberCount(), 2u);
+  auto m = modules.MemberBegin();
+  EXPECT_EQ(std::string(m->name.GetString()), "embed_tokens");
+  ASSERT_TRUE(m->value.IsArray() && m->value.Size() == 2);
+  ASSERT_EQ(m->value[0].Size(), 1u);
+  EXPECT_EQ(std::string(m->value[0][0].GetString()), "input_ids");
+  ASSERT_EQ(m->value[1].Size(), 1u);
+  EXPECT_EQ(std::string(m->value[1][0].GetString()), "inputs_embeds");
+  ++m;
+  EXPECT_EQ(std::string(m->name.GetString()), "a/b~c");
+  EXPECT_EQ(m->value[0].Size(), 0u);
+  EXPECT_EQ(m->value[1].Size(), 0u);
+
+  // The built document is the JSON's: the missing module is reported at the
+  // pointer parsing gives it.
+  for (bool plan : {false, true}) {
+    SCOPED_TRACE(plan ? "plan" : "check");
+    EXPECT_EQ(BuiltResultOf(b, plan), ResultOf(Str(json), plan));
+  }
+  sp_document* doc = nullptr;
+  ASSERT_EQ(Code(sp_builder_build(b, nullptr, &doc)), SP_OK);
+  sp_result* result = nullptr;
+  ASSERT_EQ(Code(sp_document_check(doc, nullptr, &result)), SP_OK);
+  size_t count = 0;
+  ASSERT_EQ(Code(sp_result_diagnostic_count(result, &count)), SP_OK);
+  bool found = false;
+  for (size_t i = 0; i < count; ++i) {
+    sp_diagnostic d;
+    ASSERT_EQ(Code(sp_result_diagnostic(result, i, &d)), SP_OK);
+    if (Str(d.code) != "pipeline-unknown-module") continue;
+    found = true;
+    EXPECT_EQ(Str(d.pointer), "/pipeline/modules/a~1b~0c");
+  }
+  EXPECT_TRUE(found);
+  sp_result_delete(result);
+  sp_document_delete(doc);
+  sp_builder_delete(b);
+}
+
 // Drives the builder from a document's JSON, as a caller constructing the
 // same model would, one call per thing the JSON says, in the JSON's order.
 // What no sequence of calls can say (a key the format does not know, a
@@ -858,6 +947,8 @@ class Driver {
         for (auto p = v.MemberBegin(); p != v.MemberEnd(); ++p) {
           WithLayout(p->value, [&](const sp_layout* l) { Call(sp_builder_add_override(builder_, Name(p->name), l)); });
         }
+      } else if (key == "pipeline" && v.IsObject() && UniqueKeys(v)) {
+        Pipeline(v);
       } else {
         Untypable(key);
       }
@@ -1081,6 +1172,30 @@ class Driver {
     for (auto r = v["rules"].MemberBegin(); r != v["rules"].MemberEnd(); ++r) {
       if (!r->value.IsString()) return Untypable("a template style");
       Call(sp_builder_add_template_rule(builder_, index, Name(r->name), Name(r->value)));
+    }
+  }
+
+  // {"prefix": P, "modules": {MODULE: [inputs, outputs]}}; a module given
+  // twice or empty is the builder's to refuse.
+  void Pipeline(const Value& v) {
+    if (!v.HasMember("modules") || !v["modules"].IsObject()) return Untypable("a pipeline");
+    sp_str prefix{nullptr, 0};
+    for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
+      const std::string key = m->name.GetString();
+      if (key == "prefix" && m->value.IsString()) {
+        prefix = Name(m->value);
+      } else if (key != "modules") {
+        return Untypable("a pipeline");
+      }
+    }
+    Call(sp_builder_set_pipeline(builder_, prefix));
+    for (auto p = v["modules"].MemberBegin(); p != v["modules"].MemberEnd(); ++p) {
+      if (!p->value.IsArray() || p->value.Size() != 2) return Untypable("a pipeline module's entry");
+      const std::vector<sp_str> inputs = Strings(p->value[0]);
+      const std::vector<sp_str> outputs = Strings(p->value[1]);
+      if (!untypable_.empty()) return;
+      Call(sp_builder_add_pipeline_module(builder_, Name(p->name), inputs.data(), inputs.size(), outputs.data(),
+                                          outputs.size()));
     }
   }
 

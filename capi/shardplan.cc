@@ -888,6 +888,26 @@ sp_error* sp_builder_add_override(sp_builder* builder, sp_str fqn, const sp_layo
   });
 }
 
+sp_error* sp_builder_set_pipeline(sp_builder* builder, sp_str prefix) {
+  return Guard([&]() -> sp_error* {
+    SP_REQUIRE(builder);
+    SP_TEXT(prefix_fqn, prefix);
+    return FromStatus(builder->builder.SetPipeline(prefix_fqn));
+  });
+}
+
+sp_error* sp_builder_add_pipeline_module(sp_builder* builder, sp_str module, const sp_str* inputs, size_t num_inputs,
+                                         const sp_str* outputs, size_t num_outputs) {
+  return Guard([&]() -> sp_error* {
+    SP_REQUIRE(builder);
+    SP_TEXT(module_name, module);
+    std::vector<std::string> takes, gives;
+    if (sp_error* e = TextList(inputs, num_inputs, "inputs", &takes)) return e;
+    if (sp_error* e = TextList(outputs, num_outputs, "outputs", &gives)) return e;
+    return FromStatus(builder->builder.AddPipelineModule(module_name, Views(takes), Views(gives)));
+  });
+}
+
 sp_error* sp_builder_to_json(sp_builder* builder, sp_str* out_json) {
   return Guard([&]() -> sp_error* {
     SP_REQUIRE(builder);

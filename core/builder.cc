@@ -131,6 +131,7 @@ struct DocumentBuilder::State {
   absl::flat_hash_map<std::pair<ModuleId, NameId>, bool> local_names;
   absl::flat_hash_set<NameId> providers, plan, overrides;
   absl::flat_hash_set<std::pair<size_t, std::string>> patterns;  // (template, pattern)
+  absl::flat_hash_set<std::string> pipeline_modules;
 };
 
 absl::StatusOr<ModuleId> DocumentBuilder::State::FindModule(std::string_view id) const {
@@ -423,6 +424,24 @@ absl::Status DocumentBuilder::AddOverride(std::string_view fqn, const LayoutDraf
   return absl::OkStatus();
 }
 
+absl::Status DocumentBuilder::SetPipeline(std::string_view prefix) {
+  if (state_->doc->pipeline) return Invalid("the document already has a pipeline plan");
+  state_->doc->pipeline.emplace().prefix = std::string(prefix);
+  return absl::OkStatus();
+}
+
+absl::Status DocumentBuilder::AddPipelineModule(std::string_view module, const std::vector<std::string_view>& inputs,
+                                                const std::vector<std::string_view>& outputs) {
+  if (!state_->doc->pipeline) return Invalid("the document has no pipeline plan (set the pipeline first)");
+  if (module.empty()) return Invalid("a pipeline module must not be empty");
+  if (!state_->pipeline_modules.emplace(module).second) return Duplicate("pipeline module", module);
+  PipelineStage& stage = state_->doc->pipeline->stages.emplace_back();
+  stage.module = std::string(module);
+  stage.inputs.assign(inputs.begin(), inputs.end());
+  stage.outputs.assign(outputs.begin(), outputs.end());
+  stage.pointer = absl::StrCat("/pipeline/modules/", JsonPointerToken(module));
+  return absl::OkStatus();
+}
 
 ParsedDocument DocumentBuilder::Build(const Limits& limits) const {
   ParsedDocument result;

@@ -27,23 +27,26 @@
 //   that add to it, as parsing keeps the order of a JSON object's members:
 //   axes, parameters, modules, a module's forward entries, children and
 //   params, providers, native requests, plan entries, templates and their
-//   rules, overrides, and in a layout its entries and an entry's axes.
+//   rules, overrides, pipeline modules, and in a layout its entries and an
+//   entry's axes.
 // - Refused at the call (absl::InvalidArgumentError; nothing changes), where
-//   the equivalent JSON is an invalid document for what the call alone says:
-//   a name given twice where the format wants it unique (an axis, a
-//   parameter or module id, a child or parameter name within a module, a
-//   provider, plan or override FQN, a template's pattern, an axis within a
-//   layout entry); a mesh size below 1; a negative dimension; a parameter
-//   of more than 2^63 - 1 bytes (its elements times its dtype's size); an
-//   unknown dtype; blocks that do not fit the parameter's shape; a child or
-//   parameter name that is empty or contains '.', or that is both a child
-//   and a parameter; an empty binding_kind; a malformed placement; an
-//   unknown legacy field or template style; an empty template pattern; a
-//   cached layout for a module that is not a family member; a plan or
-//   override layout without params; a plan next to templates or overrides;
-//   and, since these name something that must exist when the call is made,
-//   a module id before AddModule, a parameter id before AddParameter, a
-//   template axis before AddAxis and a template index before AddTemplate.
+//   the equivalent JSON is an invalid document for what the call alone says: a
+//   name given twice where the format wants it unique (an axis, a parameter or
+//   module id, a child or parameter name within a module, a provider, plan or
+//   override FQN, a template's pattern, a pipeline module, an axis within a
+//   layout entry); a mesh size below 1; a negative dimension; a parameter of
+//   more than 2^63 - 1 bytes (its elements times its dtype's size); an unknown
+//   dtype; blocks that do not fit the parameter's shape; a child or parameter
+//   name that is empty or contains '.', or that is both a child and a
+//   parameter; an empty binding_kind; a malformed placement; an unknown legacy
+//   field or template style; an empty template pattern or pipeline module; a
+//   cached layout for a module that is not a family member; a plan or override
+//   layout without params; a plan next to templates or overrides; and, since
+//   these name something that must exist when the call is made, a module id
+//   before AddModule, a parameter id before AddParameter, a template axis
+//   before AddAxis, a template index before AddTemplate and a pipeline module
+//   before SetPipeline (which refuses a second pipeline plan, as the JSON has
+//   one `pipeline` key).
 // - Reported by Build, as the parser reports the equivalent JSON (one
 //   invalid-document diagnostic, the same message and JSON pointer, the
 //   pointer into ToJson's text): what depends on the whole document, so
@@ -55,7 +58,8 @@
 // - Names are UTF-8 (the caller checks, e.g. with engine.h's IsValidUtf8);
 //   they are copied.
 // - Empty means absent where the format has a default: a module type "" is
-//   none, a dtype "" is float32, a template prefix "" is the root.
+//   none, a dtype "" is float32, a template or pipeline prefix "" is the
+//   root.
 #ifndef SHARDPLAN_CORE_BUILDER_H_
 #define SHARDPLAN_CORE_BUILDER_H_
 
@@ -186,6 +190,15 @@ class DocumentBuilder {
   absl::Status AddTemplateRule(size_t index, std::string_view pattern, std::string_view style);
   // Adds the override of the module at `fqn`; the layout must declare params.
   absl::Status AddOverride(std::string_view fqn, const LayoutDraft& layout);
+  // Gives the document a pipeline plan (Hugging Face's base_model_pp_plan)
+  // under FQN `prefix` ("": the root), with no modules until
+  // AddPipelineModule adds them. Refuses a second pipeline plan.
+  absl::Status SetPipeline(std::string_view prefix);
+  // Appends pipeline stage `module` (relative to the plan's prefix), which
+  // takes `inputs` and gives `outputs`, in order. Requires SetPipeline; the
+  // module must be non-empty and not already in the plan.
+  absl::Status AddPipelineModule(std::string_view module, const std::vector<std::string_view>& inputs,
+                                 const std::vector<std::string_view>& outputs);
 
   // The document built so far, as ParseDocument would read ToJson()'s text
   // with `limits` (the JSON depth limit aside: there is no JSON). The

@@ -17,6 +17,7 @@
 #include "core/planning/plan_check.h"
 #include "core/planning/planner.h"
 #include "core/planning/memory.h"
+#include "core/planning/pipeline.h"
 #include "core/planning/shapes.h"
 #include "core/text/utf8.h"
 #include "core/diagnostics/codes.h"
@@ -83,6 +84,8 @@ Result CheckDocument(std::shared_ptr<const Document> doc, int threads, Keeping k
     // Shape findings are warnings here: check keeps the reference's verdict.
     if (!sink.has_errors()) CheckShapes(*doc, DeclarationsOf(*tree, *doc->plan), sink);
   }
+  // Warnings here (Mode::kCheck), after the reference's findings.
+  CheckPipeline(*tree, sink);
   result.ok = !sink.has_errors();
   result.diagnostics = sink.Take(result.groups);
   if (result.ok) outcome->owned = TakeOwned(o);
@@ -123,6 +126,8 @@ Result PlanDocument(std::unique_ptr<Document> parsed, int threads, Keeping keepi
     out.entries = std::move(plan.entries);
     out.provenance = std::move(plan.provenance);
   }
+  // It reads only the module tree: checked whatever else failed.
+  CheckPipeline(*tree, sink);
   result.ok = !sink.has_errors();
   result.diagnostics = sink.Take(result.groups);
   if (result.ok) outcome->owned = TakeOwned(o);

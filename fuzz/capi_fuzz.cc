@@ -407,11 +407,29 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             layouts.Drop(in);
         }
         break;
-      default: {
-        const sp_document* doc = documents.Pick(in);
-        int valid = -1;
-        FUZZ_CHECK((Take(sp_document_is_valid(doc, &valid)) == SP_OK) == (doc != nullptr), "is_valid");
-      }
+      default:  // 31: the pipeline plan's builder calls, or a document's validity
+        switch (in.Byte() % 3) {
+          case 0:
+            Take(sp_builder_set_pipeline(builder, S(in.Text())));
+            break;
+          case 1: {
+            // A module's inputs, then its outputs: names, or a null array.
+            const std::string_view module = in.Text();
+            std::vector<sp_str> names[2];
+            for (std::vector<sp_str>& list : names) {
+              for (int n = in.Byte() % 4; n > 0; --n) list.push_back(S(in.Text()));
+            }
+            const bool null_inputs = in.Byte() % 8 == 0;
+            Take(sp_builder_add_pipeline_module(builder, S(module), null_inputs ? nullptr : names[0].data(),
+                                                names[0].size(), names[1].data(), names[1].size()));
+            break;
+          }
+          default: {
+            const sp_document* doc = documents.Pick(in);
+            int valid = -1;
+            FUZZ_CHECK((Take(sp_document_is_valid(doc, &valid)) == SP_OK) == (doc != nullptr), "is_valid");
+          }
+        }
     }
   }
   sp_builder_delete(builder);

@@ -55,11 +55,15 @@ enum class Code : uint8_t {
   kTemplateConflict,
   kTemplateSkippedOwned,
   kUnusedTemplateRule,
+  kLegacyStyleName,
   kUnplannedParameters,
   // The plan's shapes (planner-v1 section 4).
   kShardDimOutOfRange,
   kEmptyShard,
   kUnevenShard,
+  // A pipeline plan (Hugging Face base_model_pp_plan).
+  kPipelineUnknownModule,
+  kPipelineUnknownInput,
 };
 
 // The stage of the pipeline that reports a code: the ownership stages run
@@ -145,6 +149,10 @@ inline constexpr CodeInfo kCodes[] = {
     // {1}: the style's name.
     {Code::kUnusedTemplateRule, "unused-template-rule", Stage::kPlanning, Severity::kWarning, Severity::kWarning,
      "template rule {0!r} ({1} on {2!r}) matched no module or parameter", "planning.md#unused-template-rule"},
+    // {2}: "transformers 5 calls it 'NAME'", "transformers 5 has 'NAME' in
+    // its place, which ..." or "transformers 5 has no such style".
+    {Code::kLegacyStyleName, "legacy-style-name", Stage::kPlanning, Severity::kInfo, Severity::kInfo,
+     "template rule {0!r} uses {1!r}, a transformers 4.x style name: {2}", "planning.md#legacy-style-name"},
     // {0}: "1 parameter is" or "N parameters are"; {1}: "stays" or "stay";
     // {2}: the first five full names, ", "-joined; {3}: " and N more" or "".
     {Code::kUnplannedParameters, "unplanned-parameters", Stage::kPlanning, Severity::kInfo, Severity::kInfo,
@@ -164,6 +172,15 @@ inline constexpr CodeInfo kCodes[] = {
     // the shard counts that would divide it, or "".
     {Code::kUnevenShard, "uneven-shard", Stage::kPlanning, Severity::kWarning, Severity::kWarning,
      "parameter {0!r} {1} and {2}{3}: {4} is not a multiple of {5}{6}", "planning.md#uneven-shard"},
+
+    // A pipeline plan is the planner's: an error in `plan`, a warning in
+    // `check` (which keeps the reference's verdict).
+    {Code::kPipelineUnknownModule, "pipeline-unknown-module", Stage::kPlanning, Severity::kError,
+     Severity::kWarning, "pipeline plan names module {0!r}, which does not exist", "planning.md#pipeline-unknown-module"},
+    // {0}: the stage's module as the plan names it.
+    {Code::kPipelineUnknownInput, "pipeline-unknown-input", Stage::kPlanning, Severity::kError, Severity::kWarning,
+     "pipeline stage {0!r} takes {1!r}, which is no forward input of its module or of the model, nor an earlier "
+     "stage's output", "planning.md#pipeline-unknown-input"},
 };
 
 inline constexpr size_t kCodeCount = sizeof(kCodes) / sizeof(kCodes[0]);

@@ -167,6 +167,7 @@ std::unique_ptr<Document> Document::Clone() const {
   copy->plan = plan;
   copy->templates = templates;
   copy->overrides = overrides;
+  copy->pipeline = pipeline;
   return copy;
 }
 

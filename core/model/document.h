@@ -341,6 +341,22 @@ struct Template {
   std::string pointer;              // of the template object
 };
 
+// One module of a pipeline plan (a Hugging Face base_model_pp_plan entry):
+// where the model splits into stages, with the names the module takes and
+// gives.
+struct PipelineStage {
+  std::string module;                // as written, relative to PipelinePlan::prefix
+  std::vector<std::string> inputs;   // in order
+  std::vector<std::string> outputs;  // in order
+  std::string pointer;               // of the stage's entry
+};
+
+// A pipeline plan: its stages in document order, under an FQN prefix.
+struct PipelinePlan {
+  std::string prefix;
+  std::vector<PipelineStage> stages;
+};
+
 struct Document {
   Interner names;
   // The placement maps of the document's layouts (and of a plan made here).
@@ -366,6 +382,7 @@ struct Document {
   // neither.
   std::vector<Template> templates;
   std::vector<FqnLayout> overrides;
+  std::optional<PipelinePlan> pipeline;
 
   std::string_view Name(NameId id) const { return names.View(id); }
   // The JSON pointer of what `origin` names (of a layout or parallel spec).

@@ -63,6 +63,7 @@ class DocumentWriter {
       Key(w_, "overrides");
       WriteLayouts(doc_.overrides);
     }
+    if (doc_.pipeline) WritePipeline(*doc_.pipeline);
     w_.EndObject();
     return std::string(buffer_.GetString(), buffer_.GetSize());
   }
@@ -266,6 +267,29 @@ class DocumentWriter {
       }
       w_.EndArray();
     }
+    w_.EndObject();
+  }
+
+  void WritePipeline(const PipelinePlan& pipeline) {
+    Key(w_, "pipeline");
+    w_.StartObject();
+    if (!pipeline.prefix.empty()) {
+      Key(w_, "prefix");
+      String(w_, pipeline.prefix);
+    }
+    Key(w_, "modules");
+    w_.StartObject();
+    for (const PipelineStage& stage : pipeline.stages) {
+      Key(w_, stage.module);
+      w_.StartArray();
+      for (const std::vector<std::string>* names : {&stage.inputs, &stage.outputs}) {
+        w_.StartArray();
+        for (const std::string& name : *names) String(w_, name);
+        w_.EndArray();
+      }
+      w_.EndArray();
+    }
+    w_.EndObject();
     w_.EndObject();
   }
 

@@ -157,10 +157,11 @@ bool Parser::StreamItem(json::Section section, const json::Item& item) {
 // came through StreamItem; `root` holds those maps empty, so only their type
 // is checked here.
 bool Parser::ParseRoot(const Value& root) {
-  enum { kSchema, kMesh, kParameters, kRoot, kModules, kProviders, kPlan, kTemplates, kOverrides };
-  static constexpr std::array<std::string_view, 9> kKeys = {
-      "schema", "mesh", "parameters", "root", "modules", "providers", "plan", "templates", "overrides"};
-  Fields<9> f;
+  enum { kSchema, kMesh, kParameters, kRoot, kModules, kProviders, kPlan, kTemplates, kOverrides, kPipeline };
+  static constexpr std::array<std::string_view, 10> kKeys = {"schema",    "mesh",      "parameters", "root",
+                                                             "modules",   "providers", "plan",       "templates",
+                                                             "overrides", "pipeline"};
+  Fields<10> f;
   if (!ReadFields(root, kKeys, f)) return false;
   for (int k : {kSchema, kMesh, kParameters, kRoot, kModules}) {
     if (!Required(f[k], kKeys[k])) return false;
@@ -213,6 +214,10 @@ bool Parser::ParseRoot(const Value& root) {
   if (f[kOverrides]) {
     At at(*this, "overrides");
     if (!ParseOverrides(*f[kOverrides])) return false;
+  }
+  if (f[kPipeline]) {
+    At at(*this, "pipeline");
+    if (!ParsePipeline(*f[kPipeline])) return false;
   }
   return true;
 }

@@ -22,7 +22,7 @@ namespace {
 // An unknown style's fix-it: the nearest style, put in its place.
 std::shared_ptr<const FixIt> StyleFixIt(std::string_view name, std::string_view pointer) {
   NearestName near(name);
-  for (int s = 0; s <= static_cast<int>(Style::kMoeTpExperts); ++s) near.Consider(StyleName(static_cast<Style>(s)));
+  for (size_t s = 0; s < kStyleCount; ++s) near.Consider(StyleName(static_cast<Style>(s)));
   if (!near.best()) return nullptr;
   return MakeFixIt(DidYouMean(*near.best()), {ReplaceWithString(pointer, *near.best())});
 }
@@ -243,11 +243,8 @@ bool Parser::ParseTemplates(const Value& v) {
       if (!ExpectString(m->value)) return false;
       const std::optional<Style> style = ParseStyle(Str(m->value));
       if (!style) {
-        return Fail(absl::StrCat("unknown template style ", PyRepr(Str(m->value)),
-                                 " (expected colwise, colwise_gather_output, rowwise, rowwise_split_input, "
-                                 "embedding_rowwise, embedding_colwise, packed_colwise, replicate, "
-                                 "replicated_with_grad_allreduce, sequence_parallel, grouped_gemm, ep_router "
-                                 "or moe_tp_experts)"),
+        return Fail(absl::StrCat("unknown template style ", PyRepr(Str(m->value)), " (expected one of: ",
+                                 StyleNames(), ")"),
                     StyleFixIt(Str(m->value), Pointer()));
       }
       t.rules.push_back({std::string(Str(m->name)), *style, Pointer()});
@@ -266,6 +263,51 @@ bool Parser::ParseOverrides(const Value& v) {
     const Origin origin{Origin::Kind::kOverride, static_cast<uint32_t>(doc_.overrides.size())};
     if (!ParseLayout(m->value, /*in_plan=*/true, origin, entry.layout)) return false;
     doc_.overrides.push_back(std::move(entry));
+  }
+  return true;
+}
+
+// {"prefix": P, "modules": {MODULE: [[inputs], [outputs]]}}: Hugging Face's
+// base_model_pp_plan, its (inputs, outputs) tuples as arrays.
+bool Parser::ParsePipeline(const Value& v) {
+  enum { kPrefix, kModules };
+  static constexpr std::array<std::string_view, 2> kKeys = {"prefix", "modules"};
+  Fields<2> f;
+  if (!ReadFields(v, kKeys, f) || !Required(f[kModules], "modules")) return false;
+  PipelinePlan& pipeline = doc_.pipeline.emplace();
+  if (f[kPrefix]) {
+    At at(*this, "prefix");
+    if (!ExpectString(*f[kPrefix])) return false;
+    pipeline.prefix = std::string(Str(*f[kPrefix]));
+  }
+  At at(*this, "modules");
+  const Value& modules = *f[kModules];
+  if (!ExpectObject(modules) || !CheckUniqueKeys(modules)) return false;
+  for (auto m = modules.MemberBegin(); m != modules.MemberEnd(); ++m) {
+    At at_module(*this, Str(m->name));
+    if (Str(m->name).empty()) return Fail("a pipeline module must not be empty");
+    PipelineStage& stage = pipeline.stages.emplace_back();
+    stage.module = std::string(Str(m->name));
+    stage.pointer = Pointer();
+    if (!m->value.IsArray() || m->value.Size() != 2) {
+      return Fail("a pipeline module's entry must be [inputs, outputs], two arrays of names");
+    }
+    {
+      At at_inputs(*this, size_t{0});
+      if (!ParseNames(m->value[0], stage.inputs)) return false;
+    }
+    At at_outputs(*this, size_t{1});
+    if (!ParseNames(m->value[1], stage.outputs)) return false;
+  }
+  return true;
+}
+
+bool Parser::ParseNames(const Value& v, std::vector<std::string>& out) {
+  if (!ExpectArray(v)) return false;
+  for (size_t i = 0; i < v.Size(); ++i) {
+    At at(*this, i);
+    if (!ExpectString(v[i])) return false;
+    out.emplace_back(Str(v[i]));
   }
   return true;
 }

@@ -140,6 +140,9 @@ class Parser {
   bool ParsePlan(const Value& v);
   bool ParseTemplates(const Value& v);
   bool ParseOverrides(const Value& v);
+  bool ParsePipeline(const Value& v);
+  // An array of strings into `out`.
+  bool ParseNames(const Value& v, std::vector<std::string>& out);
 
   // The id of a name that recurs throughout a document (a type, or a
   // child, parameter, port or axis name): a small cache of recent ones is

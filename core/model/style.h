@@ -1,9 +1,11 @@
 // The template styles of planner-v1 section 2: the names a template rule may
-// use (Hugging Face `base_model_tp_plan` spellings). What each one places is
+// use, as Hugging Face plans spell them (`base_model_tp_plan`,
+// `base_model_ep_plan`) in transformers 4.x and 5.x. What each one places is
 // planning's (core/planning/styles.h).
 #ifndef SHARDPLAN_CORE_MODEL_STYLE_H_
 #define SHARDPLAN_CORE_MODEL_STYLE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -11,6 +13,7 @@
 namespace shardplan {
 
 enum class Style : uint8_t {
+  // The spec's (planner-v1 section 2).
   kColwise,
   kColwiseGatherOutput,
   kRowwise,
@@ -24,11 +27,42 @@ enum class Style : uint8_t {
   kGroupedGemm,
   kEpRouter,
   kMoeTpExperts,
+  // transformers 5.x's others (ParallelInterface of 5.15).
+  kPackedRowwise,
+  kAllReduce,
+  kMoeIdentityExpert,
+  kMlaKvAProj,
+  kMegamoeRouter,
+  kMegamoeExperts,
+  // transformers 4.x's that 5.x dropped (ParallelInterface of 4.57).
+  kColwiseRep,
+  kRowwiseRep,
+  kLocalColwise,
+  kLocalRowwise,
+  kLocalPackedRowwise,
+  kLocal,
+  kGather,
 };
+inline constexpr size_t kStyleCount = static_cast<size_t>(Style::kGather) + 1;
 
 // nullopt for a name that is no style.
 std::optional<Style> ParseStyle(std::string_view name);
 std::string_view StyleName(Style style);
+// Every style name, ", "-joined in the order above (for a message).
+std::string_view StyleNames();
+
+// What transformers 5 has in place of a 4.x style name it dropped (the
+// info legacy-style-name): the style it uses instead, if any, and whether
+// that one plans exactly the same (then the engine plans the 4.x name as
+// it); else `difference` says what changes ("also all-reduces the
+// output").
+struct LegacyStyle {
+  std::optional<Style> successor;
+  bool same_plan = false;
+  std::string_view difference;
+};
+// nullopt for a name transformers 5 has (or the spec's).
+std::optional<LegacyStyle> LegacyOf(Style style);
 
 }  // namespace shardplan
 

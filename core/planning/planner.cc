@@ -117,7 +117,7 @@ class TemplatePlanner {
     Origin origin;  // the first contributing rule
     std::vector<std::string> provenance;              // one per contributing rule
     std::vector<const TemplateRule*> rules;           // those rules
-    std::vector<std::pair<NameId, int32_t>> packed;  // packed_colwise parameters and their fused dim
+    std::vector<std::pair<NameId, int32_t>> packed;  // packed parameters and their fused dim
   };
 
   // What one rule matches: module paths in path order (named_modules),
@@ -169,6 +169,7 @@ class TemplatePlanner {
   }
 
   void Apply(const Template& t, const TemplateRule& rule, const Matches& matches) {
+    if (const std::optional<LegacyStyle> legacy = LegacyOf(rule.style)) ReportLegacy(rule, *legacy);
     for (PathId p : matches.modules) {
       if (Skipped(p, rule, tree_.fqn(p))) continue;
       const Module& module = doc_.modules[tree_.module(p)];
@@ -200,6 +201,25 @@ class TemplatePlanner {
       sink_.Report(Code::kUnusedTemplateRule, {.pointer = rule.pointer, .fix_it = UnusedRuleFixIt(t, rule)},
                    rule.pattern, StyleName(rule.style), doc_.Name(t.axis));
     }
+  }
+
+  // A transformers 4.x style name: what transformers 5 has instead, and the
+  // rename when that plans the same.
+  void ReportLegacy(const TemplateRule& rule, const LegacyStyle& legacy) {
+    std::string now = "transformers 5 has no such style";
+    std::shared_ptr<const FixIt> fix_it;
+    if (legacy.successor) {
+      const std::string_view successor = StyleName(*legacy.successor);
+      if (legacy.same_plan) {
+        now = absl::StrCat("transformers 5 calls it ", PyRepr(successor));
+        fix_it = MakeFixIt(absl::StrCat("write ", PyRepr(successor), ": the plan stays the same"),
+                           {ReplaceWithString(rule.pointer, successor)});
+      } else {
+        now = absl::StrCat("transformers 5 has ", PyRepr(successor), " in its place, which ", legacy.difference);
+      }
+    }
+    sink_.Report(Code::kLegacyStyleName, {.pointer = rule.pointer, .fix_it = fix_it}, rule.pattern,
+                 StyleName(rule.style), now);
   }
 
   // A rule that matched nothing: the nearest pattern under the template's
@@ -256,8 +276,8 @@ class TemplatePlanner {
   }
 
   // Places parameter `name` on the template's axis, or reports a conflict
-  // (the first placement stays). A packed_colwise placement records its
-  // fused dim for the shape checks.
+  // (the first placement stays). A packed style's sharded placement
+  // records its fused dim for the shape checks.
   void Place(Entry& entry, PathId p, const Template& t, const TemplateRule& rule, NameId name,
              const Placement& placement) {
     if (Placed(entry.params, name, t.axis)) {
@@ -265,7 +285,9 @@ class TemplatePlanner {
       return;
     }
     EntryNamed(entry.params, name).placements.push_back({t.axis, placement});
-    if (rule.style == Style::kPackedColwise) entry.packed.emplace_back(name, placement.dim);
+    if (placement.kind == Placement::Kind::kShard && PlacementsOf(rule.style, false).packed) {
+      entry.packed.emplace_back(name, placement.dim);
+    }
   }
 
   // Places a port (`kind` "in" or "out": source and destination together)

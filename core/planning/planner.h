@@ -17,7 +17,8 @@
 
 namespace shardplan {
 
-// A parameter placed by packed_colwise: two fused halves in dim `dim`.
+// A parameter placed by a packed style (StylePlacements::packed): two fused
+// halves in dim `dim`.
 struct PackedParam {
   size_t entry;
   NameId name;

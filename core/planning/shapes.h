@@ -28,7 +28,7 @@ struct ParamDeclaration {
   // JSON pointer of the declaration in the document, or a label for entries
   // made by the planner (e.g. "template:tp:layers.*.mlp.gate_up_proj").
   std::string pointer;
-  // packed_colwise (planner section 2): dim `fused_dim` (negative counts
+  // A packed style (packed_colwise, planner section 2): dim `fused_dim` (negative counts
   // from the end) holds `fused_parts` fused tensors side by side (gate and
   // up: 2), each split over the dim's shard count, so its unit count must
   // divide by fused_parts x shard count. 1: nothing fused (fused_dim unused).

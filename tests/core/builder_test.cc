@@ -77,6 +77,13 @@ class Describer {
     }
     Line("overrides:");
     for (const FqnLayout& e : doc_.overrides) Line(" '", N(e.fqn), "' ", Layout(e.layout));
+    Line("pipeline: ", doc_.pipeline ? absl::StrCat("prefix='", doc_.pipeline->prefix, "'") : "absent");
+    if (doc_.pipeline) {
+      for (const PipelineStage& st : doc_.pipeline->stages) {
+        Line(" ", st.module, " (", absl::StrJoin(st.inputs, ","), ") -> (", absl::StrJoin(st.outputs, ","), ") at ",
+             st.pointer);
+      }
+    }
     return out_;
   }
 

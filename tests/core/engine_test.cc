@@ -408,6 +408,21 @@ TEST(EngineTest, AResultJsonWriterWritesNothingForMisuseAndTakesTheNextResult) {
   }
 }
 
+// Regression: Document::Clone, which PlanParsed (sp_document_plan) plans
+// a copy with, dropped the pipeline plan, and with it its checks.
+TEST(EngineTest, PlanParsedKeepsThePipelinePlan) {
+  const std::string json = R"J({"schema": "shardplan.v1", "mesh": {"tp": 1}, "parameters": {}, "root": "m",
+    "modules": {"m": {"children": {"norm": "n"}}, "n": {"forward": ["h"]}},
+    "pipeline": {"modules": {"nrom": [["h"], ["h"]]}}})J";
+  ParseResult parsed = ParseDocument(json, {});
+  ASSERT_TRUE(parsed.document != nullptr);
+  const absl::StatusOr<Result> planned = PlanParsed(*parsed.document, 1);
+  const absl::StatusOr<Result> want = Plan(json, {});
+  ASSERT_TRUE(planned.ok() && want.ok());
+  EXPECT_EQ(Codes(*planned), std::vector<std::string>{"pipeline-unknown-module"});
+  EXPECT_EQ(ResultToJson(*planned), ResultToJson(*want));
+}
+
 TEST(EngineTest, CheckParsedEqualsCheckAndReusesTheDocument) {
   const std::string json = Doc(kTiedSame);
   ParseResult parsed = ParseDocument(json, {});
@@ -551,7 +566,7 @@ TEST(EngineTest, OverridesThatBreakOwnershipAreReportedByPlan) {
 }
 
 TEST(EngineTest, EveryStyleOnLinearAndEmbeddingModules) {
-  for (int s = 0; s <= static_cast<int>(Style::kMoeTpExperts); ++s) {
+  for (size_t s = 0; s < kStyleCount; ++s) {
     const Style style = static_cast<Style>(s);
     SCOPED_TRACE(StyleName(style));
     absl::StatusOr<Result> r = Plan(absl::StrCat(R"J({"schema": "shardplan.v1", "mesh": {"tp": 2},

@@ -454,7 +454,7 @@ def make_invalid(rng, doc):
     t = doc["templates"][0]
     if kind == 0:
         pat = next(iter(t["rules"]), "x")
-        t["rules"][pat] = rng.choice(["Colwise", "colwise_rep", "", "rowise"])
+        t["rules"][pat] = rng.choice(["Colwise", "colwise_repp", "", "rowise"])
     elif kind == 1:
         t["axis"] = rng.choice(["pp", "TP", ""])
     elif kind == 2:

@@ -106,7 +106,45 @@ STYLES = {
     "grouped_gemm": Style(S(0), S(0), None, None),
     "ep_router": Style(R, R, (R, R), (R, R)),
     "moe_tp_experts": Style(None, None, (R, R), (P, R)),
+    # beyond planner-v1 (docs/planning.md section 3): transformers 5.x's other names
+    "packed_rowwise": Style(S(-1), R, (S(-1), S(-1)), (P, R), packed=True),
+    "all_reduce": Style(R, R, None, (P, R)),
+    "moe_identity_expert": Style(R, R, None, None),
+    "mla_kv_a_proj": Style(R, R, None, None),
+    "megamoe_router": Style(R, R, None, None),
+    "megamoe_experts": Style(R, R, None, None),
+    # transformers 4.x's names that 5.x dropped
+    "local_rowwise": Style(S(-1), R, (S(-1), S(-1)), (P, P)),
+    "local_packed_rowwise": Style(S(-1), S(-1), (S(-1), S(-1)), (P, P), packed=True),
+    "local": Style(R, R, None, None),
+    "gather": Style(R, R, None, (P, R)),
 }
+# 4.x names transformers 5 renamed without change: planned as the 5.x name.
+RENAMED = {"colwise_rep": "colwise_gather_output", "rowwise_rep": "rowwise_split_input",
+           "local_colwise": "colwise"}
+for _old, _new in RENAMED.items():
+    STYLES[_old] = STYLES[_new]
+# The others' successors in transformers 5, and what changes (legacy-style-name).
+REPLACED = {
+    "local_rowwise": ("rowwise", "also all-reduces the output (P -> R), as a 'gather' on the parent did"),
+    "local_packed_rowwise": ("packed_rowwise",
+                             "also all-reduces the output (P -> R), as a 'gather' on the parent did"),
+    "gather": ("moe_tp_experts", "plans no weight or bias of the block itself and gives its input port R -> R"),
+    "local": (None, None),
+}
+
+
+def legacy_message(pattern, style_name):
+    """legacy-style-name's message for a 4.x-only style name, or None."""
+    if style_name in RENAMED:
+        now = f"transformers 5 calls it {RENAMED[style_name]!r}"
+    elif style_name in REPLACED:
+        successor, change = REPLACED[style_name]
+        now = ("transformers 5 has no such style" if successor is None
+               else f"transformers 5 has {successor!r} in its place, which {change}")
+    else:
+        return None
+    return f"template rule {pattern!r} uses {style_name!r}, a transformers 4.x style name: {now}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -336,6 +374,9 @@ def build_plan(doc, pd, owned, entries, diags):
     for t in pd.templates or []:
         for pattern, style_name in t.rules:
             style = STYLES[style_name]
+            legacy = legacy_message(pattern, style_name)
+            if legacy:
+                diags.info("legacy-style-name", legacy)
             tag = f"template:{t.axis}:{pattern}"
             rule_id = (t.index, pattern)
             matched = False

@@ -41,7 +41,8 @@ export ABI_VERSION, ShardPlanError, AbiMismatchError, ErrorCode, Severity, Port,
        add_axis!, add_parameter!, set_parameter_blocks!, add_module!, add_forward_arg!, add_child!,
        add_module_param!, set_module_parallel!, set_family!, set_family_cached!, set_root!,
        add_provider!, add_native!, declare_plan!, add_plan_entry!, add_template!,
-       add_template_rule!, add_override!, to_json, build_document
+       add_template_rule!, add_override!, set_pipeline!, add_pipeline_module!, to_json,
+       build_document
 
 # ---- Library location and ABI version ------------------------------------------------------
 
@@ -92,7 +93,7 @@ end
 """`sp_abi_version()`: the ABI version of the loaded library."""
 abi_version() = ccall((:sp_abi_version, libshardplan[]), UInt32, ())
 
-"""`sp_version_string()`: the library release, e.g. `"0.7.0"`."""
+"""`sp_version_string()`: the library release, e.g. `"0.8.0"`."""
 library_version() = unsafe_string(ccall((:sp_version_string, libshardplan[]), Cstring, ()))
 
 function __init__()
@@ -1134,6 +1135,43 @@ function add_override!(b::Builder, fqn::AbstractString, layout::Layout)
     lp = _ptr(layout)
     err = GC.@preserve b fqn layout ccall((:sp_builder_add_override, libshardplan[]), Ptr{Cvoid},
                                           (Ptr{Cvoid}, SpStr, Ptr{Cvoid}), p, _spstr(fqn), lp)
+    _check_error(err)
+    return b
+end
+
+"""
+`set_pipeline!(b; prefix = "")`: gives the document a pipeline plan (Hugging Face's
+`base_model_pp_plan`) under FQN `prefix` (`""`: the whole model), with no modules until
+[`add_pipeline_module!`](@ref) adds them; a second one is `ERROR_INVALID_ARGUMENT`. Since
+library 0.8.
+"""
+function set_pipeline!(b::Builder; prefix::AbstractString = "")
+    prefix = String(prefix)
+    p = _ptr(b)
+    err = GC.@preserve b prefix ccall((:sp_builder_set_pipeline, libshardplan[]), Ptr{Cvoid},
+                                      (Ptr{Cvoid}, SpStr), p, _spstr(prefix))
+    _check_error(err)
+    return b
+end
+
+"""
+`add_pipeline_module!(b, mod, inputs, outputs)`: appends pipeline stage `mod` (relative to the
+pipeline's prefix; non-empty, not already in the plan), which takes the names `inputs` and gives
+the names `outputs` (vectors of strings), to the plan of [`set_pipeline!`](@ref). Since library
+0.8.
+"""
+function add_pipeline_module!(b::Builder, mod::AbstractString, inputs::AbstractVector{<:AbstractString},
+                              outputs::AbstractVector{<:AbstractString})
+    mod = String(mod)
+    in_strs = String[String(n) for n in inputs]
+    out_strs = String[String(n) for n in outputs]
+    in_items = SpStr[_spstr(s) for s in in_strs]
+    out_items = SpStr[_spstr(s) for s in out_strs]
+    p = _ptr(b)
+    err = GC.@preserve b mod in_strs out_strs in_items out_items ccall(
+        (:sp_builder_add_pipeline_module, libshardplan[]), Ptr{Cvoid},
+        (Ptr{Cvoid}, SpStr, Ptr{SpStr}, Csize_t, Ptr{SpStr}, Csize_t),
+        p, _spstr(mod), in_items, length(in_items), out_items, length(out_items))
     _check_error(err)
     return b
 end

@@ -264,6 +264,11 @@ SIGNATURES = {
     "sp_builder_add_template": (_E, [sp_builder_p, sp_str, sp_str, POINTER(c_size_t)]),
     "sp_builder_add_template_rule": (_E, [sp_builder_p, c_size_t, sp_str, sp_str]),
     "sp_builder_add_override": (_E, [sp_builder_p, sp_str, sp_layout_p]),
+    "sp_builder_set_pipeline": (_E, [sp_builder_p, sp_str]),
+    "sp_builder_add_pipeline_module": (
+        _E,
+        [sp_builder_p, sp_str, POINTER(sp_str), c_size_t, POINTER(sp_str), c_size_t],
+    ),
     "sp_builder_to_json": (_E, [sp_builder_p, POINTER(sp_str)]),
     "sp_builder_build": (_E, [sp_builder_p, POINTER(sp_parse_options), POINTER(sp_document_p)]),
 }

@@ -46,7 +46,7 @@ extern "C" {
 
 /* The library release these declarations come from. */
 #define SP_VERSION_MAJOR 0
-#define SP_VERSION_MINOR 7
+#define SP_VERSION_MINOR 8
 #define SP_VERSION_PATCH 0
 
 /* The ABI these declarations describe. It changes only when an existing
@@ -401,16 +401,17 @@ typedef struct sp_parallel_spec {
 
 /* Builds a document in code: everything a shardplan.v1 document says (mesh,
  * parameters with shape, dtype and blocks, modules, the root, providers,
- * native requests, a final plan, or templates and overrides). The document
- * is made directly, equal to the parsed equivalent JSON document: checking
- * or planning it gives the same result, entries in the order they were
- * added. What a call alone makes invalid is refused at the call
- * (SP_ERROR_INVALID_ARGUMENT, nothing changes): a name that must be unique
- * given twice (an axis, an id, a child or parameter name of a module, a
- * provider, plan or override FQN, a template pattern), a malformed
- * placement, a size, dimension, dtype, block, name or style the format does
- * not allow, a plan next to templates or overrides, and a module,
- * parameter, mesh axis or template that must already have been added.
+ * native requests, a final plan, or templates and overrides, a pipeline
+ * plan). The document is made directly, equal to the parsed equivalent
+ * JSON document: checking or planning it gives the same result, entries in
+ * the order they were added. What a call alone makes invalid is refused at
+ * the call (SP_ERROR_INVALID_ARGUMENT, nothing changes): a name that must
+ * be unique given twice (an axis, an id, a child or parameter name of a
+ * module, a provider, plan or override FQN, a template pattern, a pipeline
+ * module), a malformed placement, a size, dimension, dtype, block, name or
+ * style the format does not allow, a plan next to templates or overrides,
+ * a second pipeline plan, and a module, parameter, mesh axis, template or
+ * pipeline plan that must already have been added.
  * References (child module ids, parameter ids, the root) are resolved when
  * the document is built, so modules may be added in any order: a dangling
  * one, a missing root, a cycle or a tree past the path limits is the
@@ -520,6 +521,20 @@ SP_API sp_error *sp_builder_add_template_rule(sp_builder *builder, size_t templa
  * declare params; a builder with a plan refuses overrides. Since version
  * 0.5. */
 SP_API sp_error *sp_builder_add_override(sp_builder *builder, sp_str fqn, const sp_layout *layout);
+
+/* Gives the document a pipeline plan (Hugging Face's base_model_pp_plan,
+ * docs/planning.md) under FQN `prefix` (empty: the whole model), with no
+ * modules until sp_builder_add_pipeline_module adds them. A builder that
+ * already has one refuses another. Since version 0.8. */
+SP_API sp_error *sp_builder_set_pipeline(sp_builder *builder, sp_str prefix);
+
+/* Appends pipeline stage `module` (relative to the pipeline's prefix) to
+ * the pipeline plan (sp_builder_set_pipeline first): a non-empty module not
+ * already in the plan ("layers"), the `num_inputs` names it takes and the
+ * `num_outputs` names it gives, in order (each array may be NULL when its
+ * count is 0; the names are copied). Since version 0.8. */
+SP_API sp_error *sp_builder_add_pipeline_module(sp_builder *builder, sp_str module, const sp_str *inputs,
+                                                size_t num_inputs, const sp_str *outputs, size_t num_outputs);
 
 /* The document built so far as shardplan.v1 JSON (pretty-printed), printed
  * from the builder's document: parsing it gives the document
