@@ -74,50 +74,19 @@ CONFIG = SimpleNamespace(
     torch_dtype="bfloat16",
 )
 
-# transformers 5's DeepseekV3Config.base_model_tp_plan (configuration_deepseek_v3.py),
-# verbatim. It has no attention rules: MLA's layout is declared by the attention itself
+# DeepseekV3Config.base_model_tp_plan as transformers 5 publishes it (hf_plans/,
+# verbatim). It has no attention rules: MLA's layout is declared by the attention itself
 # below.
-HF_BASE_MODEL_TP_PLAN = {
-    "layers.*.mlp.experts.gate_up_proj": "packed_colwise",
-    "layers.*.mlp.experts.down_proj": "rowwise",
-    "layers.*.mlp.experts": "moe_tp_experts",
-    "layers.*.mlp.shared_experts.gate_proj": "colwise",
-    "layers.*.mlp.shared_experts.up_proj": "colwise",
-    "layers.*.mlp.shared_experts.down_proj": "rowwise",
-    "layers.*.mlp.gate_proj": "colwise",
-    "layers.*.mlp.up_proj": "colwise",
-    "layers.*.mlp.down_proj": "rowwise",
-}
-# ... and its base_model_ep_plan, verbatim.
-HF_BASE_MODEL_EP_PLAN = {
-    "layers.*.mlp.gate": "ep_router",
-    "layers.*.mlp.experts.gate_up_proj": "grouped_gemm",
-    "layers.*.mlp.experts.down_proj": "grouped_gemm",
-    "layers.*.mlp.experts": "moe_tp_experts",
-}
+HF_BASE_MODEL_TP_PLAN = zoo.published_plan(zoo.TRANSFORMERS_5, "deepseek_v3", "base_model_tp_plan")
+# ... and its base_model_ep_plan.
+HF_BASE_MODEL_EP_PLAN = zoo.published_plan(zoo.TRANSFORMERS_5, "deepseek_v3", "base_model_ep_plan")
 # DeepseekV3ForCausalLM._tp_plan = {"lm_head": "colwise_gather_output"}: provided by the
 # model adapter here (zoo.vocab_parallel_providers).
 
-# transformers 4.x's DeepseekV3Config.base_model_tp_plan (e.g. v4.51), verbatim, for the
-# broken variant: written for one module per expert. Its styles local_colwise,
-# local_rowwise, local and gather are not planner-v1 styles; zoo.STYLE_MAP maps them to
-# colwise, rowwise, replicate and moe_tp_experts (see there why).
-# (transformers 4.x carries this comment on the plan: "TODO: only replicate attention layers
-# when > first_k_dense_replace".)
-HF4_BASE_MODEL_TP_PLAN = {
-    "layers.*.mlp.experts.*.gate_proj": "local_colwise",
-    "layers.*.mlp.experts.*.up_proj": "local_colwise",
-    "layers.*.mlp.experts.*.down_proj": "local_rowwise",
-    "layers.*.mlp.experts.*": "local",  # each expert is wrapped in a module list
-    "layers.*.mlp.shared_experts.gate_proj": "local_colwise",
-    "layers.*.mlp.shared_experts.up_proj": "local_colwise",
-    "layers.*.mlp.shared_experts.down_proj": "local_rowwise",
-    "layers.*.mlp.shared_experts": "local",
-    "layers.*.mlp.gate_proj": "local_colwise",
-    "layers.*.mlp.up_proj": "local_colwise",
-    "layers.*.mlp.down_proj": "local_rowwise",
-    "layers.*.mlp": "gather",  # This is the only moment where results are gathered
-}
+# The same plan as transformers 4.57 publishes it, for the broken variant: written for
+# one module per expert (transformers 4.x's DeepseekV3MoE), with its 4.x style names
+# (local_colwise, local_rowwise, local, gather: docs/planning.md section 3).
+HF4_BASE_MODEL_TP_PLAN = zoo.published_plan(zoo.TRANSFORMERS_4, "deepseek_v3", "base_model_tp_plan")
 
 # 16 nodes of 8 GPUs: tensor parallel 8 inside a node, expert parallel 8 (32 experts
 # per group), data parallel 2.
@@ -274,6 +243,7 @@ def build(broken: bool = False):
             zoo.hf_template("ep", HF_BASE_MODEL_EP_PLAN),
             zoo.hf_template("tp", tp_plan),
         ],
+        "pipeline": zoo.hf_pipeline(zoo.published_plan(zoo.TRANSFORMERS_5, "deepseek_v3", "base_model_pp_plan")),
         "blocks": zoo.head_blocks(model),
     }
     return model, extras

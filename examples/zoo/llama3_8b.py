@@ -44,16 +44,8 @@ CONFIG = SimpleNamespace(
     torch_dtype="bfloat16",
 )
 
-# transformers' LlamaConfig.base_model_tp_plan (configuration_llama.py), verbatim.
-HF_BASE_MODEL_TP_PLAN = {
-    "layers.*.self_attn.q_proj": "colwise",
-    "layers.*.self_attn.k_proj": "colwise",
-    "layers.*.self_attn.v_proj": "colwise",
-    "layers.*.self_attn.o_proj": "rowwise",
-    "layers.*.mlp.gate_proj": "colwise",
-    "layers.*.mlp.up_proj": "colwise",
-    "layers.*.mlp.down_proj": "rowwise",
-}
+# LlamaConfig.base_model_tp_plan as transformers 5 publishes it (hf_plans/, verbatim).
+HF_BASE_MODEL_TP_PLAN = zoo.published_plan(zoo.TRANSFORMERS_5, "llama", "base_model_tp_plan")
 # LlamaForCausalLM._tp_plan = {"lm_head": "colwise_gather_output"} ("colwise_rep" before
 # transformers 5): here the model adapter provides lm_head's layout itself (below).
 
@@ -148,6 +140,7 @@ def build(broken: bool = False):
         # The published plan; its self_attn rules are left out because every
         # LlamaAttention owns that layout itself (templates never override it).
         "templates": [zoo.hf_template("tp", HF_BASE_MODEL_TP_PLAN, drop=("layers.*.self_attn.",))],
+        "pipeline": zoo.hf_pipeline(zoo.published_plan(zoo.TRANSFORMERS_5, "llama", "base_model_pp_plan")),
         "blocks": zoo.head_blocks(model),
     }
     # Broken: tensor parallel 16 > 8 KV heads. k_proj and v_proj are [1024, 4096] =

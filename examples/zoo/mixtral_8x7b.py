@@ -47,23 +47,10 @@ CONFIG = SimpleNamespace(
     torch_dtype="bfloat16",
 )
 
-# transformers 5's MixtralConfig.base_model_tp_plan (configuration_mixtral.py), verbatim.
-HF_BASE_MODEL_TP_PLAN = {
-    "layers.*.self_attn.q_proj": "colwise",
-    "layers.*.self_attn.k_proj": "colwise",
-    "layers.*.self_attn.v_proj": "colwise",
-    "layers.*.self_attn.o_proj": "rowwise",
-    "layers.*.mlp.experts.gate_up_proj": "packed_colwise",
-    "layers.*.mlp.experts.down_proj": "rowwise",
-    "layers.*.mlp.experts": "moe_tp_experts",
-}
-# ... and its base_model_ep_plan, verbatim.
-HF_BASE_MODEL_EP_PLAN = {
-    "layers.*.mlp.gate": "ep_router",
-    "layers.*.mlp.experts.gate_up_proj": "grouped_gemm",
-    "layers.*.mlp.experts.down_proj": "grouped_gemm",
-    "layers.*.mlp.experts": "moe_tp_experts",
-}
+# MixtralConfig.base_model_tp_plan as transformers 5 publishes it (hf_plans/, verbatim).
+HF_BASE_MODEL_TP_PLAN = zoo.published_plan(zoo.TRANSFORMERS_5, "mixtral", "base_model_tp_plan")
+# ... and its base_model_ep_plan.
+HF_BASE_MODEL_EP_PLAN = zoo.published_plan(zoo.TRANSFORMERS_5, "mixtral", "base_model_ep_plan")
 # MixtralForCausalLM._tp_plan = {"lm_head": "colwise_gather_output"}: provided by the
 # model adapter here (zoo.vocab_parallel_providers).
 
@@ -183,6 +170,7 @@ def build(broken: bool = False):
             # self_attn rules left out: every MixtralAttention owns that layout.
             zoo.hf_template("tp", HF_BASE_MODEL_TP_PLAN, drop=("layers.*.self_attn.",)),
         ],
+        "pipeline": zoo.hf_pipeline(zoo.published_plan(zoo.TRANSFORMERS_5, "mixtral", "base_model_pp_plan")),
         "blocks": zoo.head_blocks(model),
     }
     return model, extras

@@ -52,30 +52,12 @@ CONFIG = SimpleNamespace(
     torch_dtype="bfloat16",
 )
 
-# transformers 5's Qwen3MoeConfig.base_model_tp_plan (configuration_qwen3_moe.py), verbatim.
-HF_BASE_MODEL_TP_PLAN = {
-    "layers.*.self_attn.q_proj": "colwise",
-    "layers.*.self_attn.k_proj": "colwise",
-    "layers.*.self_attn.v_proj": "colwise",
-    "layers.*.self_attn.q_norm": "replicated_with_grad_allreduce",
-    "layers.*.self_attn.k_norm": "replicated_with_grad_allreduce",
-    "layers.*.self_attn.o_proj": "rowwise",
-    "layers.*.mlp.experts.gate_up_proj": "packed_colwise",
-    "layers.*.mlp.experts.down_proj": "rowwise",
-    "layers.*.mlp.experts": "moe_tp_experts",
-    "layers.*.mlp.gate_proj": "colwise",
-    "layers.*.mlp.up_proj": "colwise",
-    "layers.*.mlp.down_proj": "rowwise",
-}
-# ... and its base_model_ep_plan, verbatim ("Expert-only EP plan: only shards MoE experts,
+# Qwen3MoeConfig.base_model_tp_plan as transformers 5 publishes it (hf_plans/, verbatim).
+HF_BASE_MODEL_TP_PLAN = zoo.published_plan(zoo.TRANSFORMERS_5, "qwen3_moe", "base_model_tp_plan")
+# ... and its base_model_ep_plan ("Expert-only EP plan: only shards MoE experts,
 # not attention. [...] This allows EP to scale beyond num_kv_heads (not constrained by 4
 # for Qwen3-30B)").
-HF_BASE_MODEL_EP_PLAN = {
-    "layers.*.mlp.gate": "ep_router",
-    "layers.*.mlp.experts.gate_up_proj": "grouped_gemm",
-    "layers.*.mlp.experts.down_proj": "grouped_gemm",
-    "layers.*.mlp.experts": "moe_tp_experts",
-}
+HF_BASE_MODEL_EP_PLAN = zoo.published_plan(zoo.TRANSFORMERS_5, "qwen3_moe", "base_model_ep_plan")
 # Qwen3MoeForCausalLM._tp_plan = {"lm_head": "colwise_gather_output"}: provided by the
 # model adapter here (zoo.vocab_parallel_providers).
 
@@ -223,6 +205,7 @@ def build(broken: bool = False):
             zoo.hf_template("ep", HF_BASE_MODEL_EP_PLAN),
             zoo.hf_template("tp", HF_BASE_MODEL_TP_PLAN, drop=drop),
         ],
+        "pipeline": zoo.hf_pipeline(zoo.published_plan(zoo.TRANSFORMERS_5, "qwen3_moe", "base_model_pp_plan")),
         "blocks": zoo.head_blocks(model),
     }
     return model, extras

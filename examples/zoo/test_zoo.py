@@ -69,3 +69,82 @@ def test_the_independent_model_agrees(script, broken):
     with shardplan.plan(json.dumps(doc)) as result:
         got = json.loads(result.json)
     assert plan_differential.compare(planner_reference.run_document(doc), got) is None
+
+
+# The model whose published plans each script's good document pastes (hf_plans/).
+PUBLISHED = {
+    "llama3_8b": "llama",
+    "qwen3_30b_a3b": "qwen3_moe",
+    "mixtral_8x7b": "mixtral",
+    "deepseek_v3": "deepseek_v3",
+}
+
+
+@pytest.mark.parametrize("script", sorted(PUBLISHED))
+def test_the_templates_and_pipeline_are_the_published_plans_unchanged(script):
+    """Every rule of every template is the published plan's, key and style
+    unchanged and in its order; the only keys left out are those of layouts a
+    module owns (self_attn) and those the script names as matching nothing in
+    its checkpoint (DENSE_MLP_RULES); the pipeline is base_model_pp_plan."""
+    zoo = importlib.import_module("zoo_common")
+    unmatched = getattr(importlib.import_module(script), "DENSE_MLP_RULES", ())
+    doc = document(script, broken=False)
+    model = PUBLISHED[script]
+    for template in doc["templates"]:
+        attribute = {"tp": "base_model_tp_plan", "ep": "base_model_ep_plan"}[template["axis"]]
+        published = zoo.published_plan(zoo.TRANSFORMERS_5, model, attribute)
+        kept = [key for key in published if key in template["rules"]]
+        assert list(template["rules"].items()) == [(key, published[key]) for key in kept]
+        assert all(".self_attn." in key or key in unmatched for key in published if key not in template["rules"])
+    pp = zoo.published_plan(zoo.TRANSFORMERS_5, model, "base_model_pp_plan")
+    assert doc["pipeline"] == {"prefix": "model", "modules": {k: [list(i), list(o)] for k, (i, o) in pp.items()}}
+
+
+def apply_fixes(doc, result, code):
+    """`doc` with the fix of every `code` diagnostic applied (JSON Patch
+    "replace" operations)."""
+    doc = json.loads(json.dumps(doc))
+    for d in result.diagnostics:
+        if d.code != code:
+            continue
+        for op in d.fix:
+            assert op.op == "replace"
+            *parents, last = [t.replace("~1", "/").replace("~0", "~") for t in op.path.split("/")[1:]]
+            node = doc
+            for token in parents:
+                node = node[int(token)] if isinstance(node, list) else node[token]
+            node[last] = json.loads(op.value)
+    return doc
+
+
+@pytest.mark.parametrize("script", ["llama3_8b", "qwen3_30b_a3b"])
+def test_a_4x_plan_and_its_5x_twin_plan_the_same(script):
+    """transformers 4.57's published plan (the base model's and the head's,
+    pasted unchanged, the head no longer the adapter's) and its twin, each
+    4.x name renamed as legacy-style-name's fix says: byte-identical plan,
+    memory, communication and collectives."""
+    zoo = importlib.import_module("zoo_common")
+    model = PUBLISHED[script]
+    doc = document(script, broken=False)
+    del doc["providers"]["sharding"]["lm_head"]
+    drop = ("layers.*.self_attn.",)
+    doc["templates"] = [
+        zoo.hf_template("tp", zoo.published_plan(zoo.TRANSFORMERS_4, model, "base_model_tp_plan"), drop=drop),
+        zoo.hf_template("tp", zoo.published_plan(zoo.TRANSFORMERS_4, model, "_tp_plan"), prefix=""),
+    ]
+    with shardplan.plan(json.dumps(doc)) as result:
+        assert [d.code for d in result.diagnostics if d.code == "legacy-style-name"] == ["legacy-style-name"]
+        old = json.loads(result.json)
+        twin = apply_fixes(doc, result, "legacy-style-name")
+    with shardplan.plan(json.dumps(twin)) as result:
+        assert "legacy-style-name" not in {d.code for d in result.diagnostics}
+        new = json.loads(result.json)
+    for key in ("plan", "memory", "communication", "collectives"):
+        assert json.dumps(old[key]) == json.dumps(new[key]), key
+    assert old["plan"]["modules"]["lm_head"]["params"] == {"weight": {"tp": "S(-2)"}}
+    if script == "llama3_8b":
+        # The renames are transformers 5's own: the twin is 5.15's published plan.
+        assert twin["templates"] == [
+            zoo.hf_template("tp", zoo.published_plan(zoo.TRANSFORMERS_5, model, "base_model_tp_plan"), drop=drop),
+            zoo.hf_template("tp", zoo.published_plan(zoo.TRANSFORMERS_5, model, "_tp_plan"), prefix=""),
+        ]

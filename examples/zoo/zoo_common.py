@@ -8,9 +8,11 @@ scripts have in common:
 - ``layout`` / ``attention_family``: the module-owned layouts (docs/format.md);
 - ``vocab_parallel_providers``: the model adapter's providers for the
   embedding and the output head;
-- ``hf_template``: a Hugging Face ``base_model_tp_plan`` / ``base_model_ep_plan``
-  turned into a planner template (docs/planning.md), with the styles of older
-  transformers releases mapped onto planner-v1's;
+- ``published_plan``: a plan as a transformers release publishes it (the
+  verbatim texts in hf_plans/);
+- ``hf_template`` / ``hf_pipeline``: a Hugging Face ``base_model_tp_plan`` /
+  ``base_model_ep_plan`` as a planner template, a ``base_model_pp_plan`` as the
+  document's pipeline plan (docs/planning.md), keys and styles unchanged;
 - ``head_blocks``: the head-sized ``blocks`` every attention module declares;
 - ``main``: the command line every script shares (writes out/<name>.json and
   out/<name>-broken.json, one line per document with its size and the time).
@@ -22,6 +24,7 @@ model building can be tried on its own.
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import sys
 import time
@@ -214,36 +217,20 @@ def vocab_parallel_providers(
 # ---------------------------------------------------------------------------
 # Hugging Face plans as planner templates (docs/planning.md)
 
-#: Styles of earlier transformers releases that planner-v1 does not know,
-#: mapped to the closest style it does. transformers 5's current plans (the
-#: ones the zoo uses for its good documents) need none of these.
-STYLE_MAP = {
-    # transformers <= 4.5x spelled colwise_gather_output "colwise_rep": identical.
-    "colwise_rep": "colwise_gather_output",
-    # local_colwise / local_rowwise: the same weight split as colwise / rowwise, but
-    # the activations are plain local tensors (no DTensor, no automatic all-reduce).
-    # Closest: colwise / rowwise (planner-v1 then counts rowwise's all-reduce).
-    "local_colwise": "colwise",
-    "local_rowwise": "rowwise",
-    "local_packed_rowwise": "rowwise",
-    # local: IsolatedParallel, a wrapper that owns no weight split of its own and
-    # keeps its expert's computation local. Closest: replicate (weights whole).
-    "local": "replicate",
-    # gather: GatherParallel, all-reduces the module's output once (the MoE block's
-    # "only moment where results are gathered"). Closest: moe_tp_experts, whose
-    # ports are exactly in R -> R, out P -> R and which places no weight.
-    "gather": "moe_tp_experts",
-    # rowwise_rep / isolated: older spellings.
-    "rowwise_rep": "rowwise",
-    "isolated": "replicate",
-}
+#: The transformers releases whose published plans hf_plans/ holds verbatim.
+TRANSFORMERS_4 = "4.57.6"
+TRANSFORMERS_5 = "5.15.0"
 
-#: The styles planner-v1 knows (docs/planning.md section 3).
-PLANNER_STYLES = frozenset(
-    """colwise colwise_gather_output rowwise rowwise_split_input embedding_rowwise embedding_colwise
-    packed_colwise replicate replicated_with_grad_allreduce sequence_parallel grouped_gemm ep_router
-    moe_tp_experts""".split()
-)
+
+def published_plan(release: str, model: str, attribute: str) -> Dict[str, Any]:
+    """A plan as transformers ``release`` publishes it: ``attribute``
+    (``base_model_tp_plan``, ``base_model_ep_plan``, ``base_model_pp_plan``,
+    ``_tp_plan``, ``_pp_plan``) of ``model`` (``llama``, ``qwen3_moe``,
+    ``mixtral``, ``deepseek_v3``, ``llama4``), read from the verbatim text in
+    hf_plans/ (README.md there names each file's source)."""
+    path = os.path.join(HERE, "hf_plans", f"transformers-{release}", f"{model}.{attribute}.txt")
+    with open(path, encoding="utf-8") as f:
+        return ast.literal_eval(f.read())
 
 
 def hf_template(
@@ -252,27 +239,25 @@ def hf_template(
     prefix: str = "model",
     drop: Iterable[str] = (),
 ) -> Dict[str, Any]:
-    """A template from a transformers plan (pattern -> style), keys unchanged.
+    """A template from a transformers plan (pattern -> style), keys and styles
+    unchanged: the engine knows every style name of transformers 4.x and 5.x.
 
     ``prefix`` is where the base model sits (``model`` in every *ForCausalLM);
     ``drop`` lists key prefixes left out because a module owns that layout
     (templates never override owned layouts: pasted unchanged they would only
-    produce one ``template-skipped-owned`` warning per layer); styles in
-    ``STYLE_MAP`` are mapped."""
+    produce one ``template-skipped-owned`` warning per layer)."""
     drop = tuple(drop)
-    rules = {}
-    for key, style in plan.items():
-        if drop and key.startswith(drop):
-            continue
-        style = STYLE_MAP.get(style, style)
-        if style not in PLANNER_STYLES:
-            raise ValueError(f"style {style!r} of {key!r} is not a planner-v1 style; add it to STYLE_MAP")
-        rules[key] = style
     out: Dict[str, Any] = {"axis": axis}
     if prefix:
         out["prefix"] = prefix
-    out["rules"] = rules
+    out["rules"] = {key: style for key, style in plan.items() if not (drop and key.startswith(drop))}
     return out
+
+
+def hf_pipeline(plan: Mapping[str, Any], prefix: str = "model") -> Dict[str, Any]:
+    """The document's ``pipeline`` from a transformers ``base_model_pp_plan``
+    (module -> (inputs, outputs), tuples as lists), under ``prefix``."""
+    return {"prefix": prefix, "modules": {m: [list(ins), list(outs)] for m, (ins, outs) in plan.items()}}
 
 
 def head_blocks(model: nn.Module) -> Dict[str, List[int]]:

@@ -165,6 +165,7 @@ class PlannerDoc:
         self.overrides = None       # list of (fqn, Layout), or None
         self.blocks = {}            # parameter id -> list of ints
         self.has_plan = False
+        self.pipeline = None        # (prefix, [(module, inputs, outputs)]), or None when absent
 
 
 def _ptr(base, token):
@@ -183,6 +184,8 @@ def split_document(obj):
     has_templates = "templates" in obj
     overrides = base.pop("overrides", None) if "overrides" in base else None
     has_overrides = "overrides" in obj
+    pipeline = base.pop("pipeline", None)
+    has_pipeline = "pipeline" in obj
     pd.has_plan = "plan" in obj
     if pd.has_plan and (has_templates or has_overrides):
         raise InvalidDocument("/templates" if has_templates else "/overrides",
@@ -233,6 +236,23 @@ def split_document(obj):
             if lay is None:
                 raise InvalidDocument(lp, "expected a layout")
             pd.overrides.append((fqn, val.layout(lay, lp, params_nullable=False)))
+    if has_pipeline:
+        V.obj(pipeline, "/pipeline", allowed=("prefix", "modules"), required=("modules",))
+        prefix = V.string(pipeline.get("prefix", ""), "/pipeline/prefix")
+        V.obj(pipeline["modules"], "/pipeline/modules")
+        stages = []
+        for name, entry in pipeline["modules"].items():
+            sp = _ptr("/pipeline/modules", name)
+            if name == "":
+                raise InvalidDocument(sp, "a pipeline module must not be empty")
+            if not isinstance(entry, list) or len(entry) != 2:
+                raise InvalidDocument(sp, "expected [inputs, outputs]")
+            names = []
+            for k, part in enumerate(entry):
+                V.array(part, _ptr(sp, k))
+                names.append([V.string(n, _ptr(_ptr(sp, k), j)) for j, n in enumerate(part)])
+            stages.append((name, names[0], names[1]))
+        pd.pipeline = (prefix, stages)
     for pid, blocks in raw_blocks.items():
         bp = _ptr(_ptr("/parameters", pid), "blocks")
         V.array(blocks, bp)
@@ -754,6 +774,52 @@ def unplanned(doc, decls, diags):
 # Driver
 # --------------------------------------------------------------------------------------------
 
+# --------------------------------------------------------------------------------------------
+# The pipeline plan (docs/planning.md, "A pipeline plan"; not planner-v1)
+# --------------------------------------------------------------------------------------------
+
+def _takes(m, name):
+    """Whether module `m` takes forward input `name`: one of its forward names, any with
+    **kwargs, and for a module whose forward has no plain parameter (a container), every child."""
+    if name in m.forward.names or m.forward.has_var_keyword:
+        return True
+    plain = [n for n in m.forward_raw if not n.startswith("*")]
+    return not plain and bool(m.children) and all(_takes(c, name) for c in m.children.values())
+
+
+def _submodule(m, relative):
+    for segment in relative.split(".") if relative else []:
+        if segment not in m.children:
+            return None
+        m = m.children[segment]
+    return m
+
+
+def pipeline_checks(doc, pd, severity, diags):
+    if pd.pipeline is None:
+        return
+    prefix, stages = pd.pipeline
+    base = _submodule(doc.root, prefix)
+    if base is None:
+        diags.add("pipeline-unknown-module", severity,
+                  f"pipeline plan names module {prefix!r}, which does not exist")
+        return
+    given = list(base.forward.names)
+    for name, inputs, outputs in stages:
+        m = _submodule(base, name)
+        if m is None:
+            fqn = f"{prefix}.{name}" if prefix else name
+            diags.add("pipeline-unknown-module", severity,
+                      f"pipeline plan names module {fqn!r}, which does not exist")
+        else:
+            for x in inputs:
+                if not _takes(m, x) and x not in given:
+                    diags.add("pipeline-unknown-input", severity,
+                              f"pipeline stage {name!r} takes {x!r}, which is no forward input of its "
+                              f"module or of the model, nor an earlier stage's output")
+        given.extend(outputs)
+
+
 def _attach_raw_forward(doc_obj, doc):
     # the first *named* forward input needs the raw names ('*args' vs 'args')
     for mid, m in doc.modules.items():
@@ -786,6 +852,7 @@ def run_document(obj, max_paths=ref.DEFAULT_MAX_PATHS):
                                          # passed (no owners: the plan is not checked at all)
             items = [(f, pe.module, pe.layout, pe.packed) for f, pe in plan.items()]
             shape_checks(doc, declarations(doc, items), pd.blocks, "warning", diags)
+        pipeline_checks(doc, pd, "warning", diags)
         res = {"complete": True, "ok": diags.ok(), "diagnostics": diags.items}
         if res["ok"]:
             res["owned"] = ref.owned_json(owned)
@@ -798,6 +865,7 @@ def run_document(obj, max_paths=ref.DEFAULT_MAX_PATHS):
     shape_checks(doc, decls, pd.blocks, "error", diags)
     decls = first_declarations(decls)
     unplanned(doc, decls, diags)
+    pipeline_checks(doc, pd, "error", diags)
     records, counts = communication(doc, items)
     res = {"complete": True, "ok": diags.ok(), "diagnostics": diags.items}
     if res["ok"]:

@@ -243,21 +243,31 @@ def export(
     model,
     mesh: MeshLike,
     providers: Optional[Mapping[str, Any]] = None,
-    templates: Optional[Sequence[Mapping[str, Any]]] = None,
+    templates: Union[None, str, Sequence[Mapping[str, Any]]] = None,
     overrides: Optional[Mapping[str, Any]] = None,
     blocks: Optional[Mapping[str, Sequence[int]]] = None,
     dtype: Any = None,
+    pipeline: Union[None, str, Mapping[str, Any]] = None,
 ) -> Dict[str, Any]:
     """The shardplan.v1 document (a dict) of ``model`` on ``mesh``.
 
     model: an ``nn.Module``, typically built on the meta device.
     mesh: ``{"dp": 8, "tp": 4}`` or ``"dp=8,tp=4"`` (axis order kept).
     providers: ``{"sharding": {FQN: layout}, "native": [request, ...]}``.
-    templates: a list of templates (docs/planning.md); overrides: ``{FQN: layout}``.
+    templates: a list of templates (docs/planning.md), or ``"auto"``: the
+    model's own Hugging Face plans (``config.base_model_tp_plan`` under the
+    base model and the class's ``_tp_plan`` on axis ``tp``,
+    ``config.base_model_ep_plan`` on axis ``ep``, each where the mesh has the
+    axis), as the installed transformers spells them.
+    overrides: ``{FQN: layout}``.
     blocks: ``{parameter full name (any of its paths): [b0, b1, ...]}``.
     dtype: None (each parameter's own dtype), or a torch.dtype or name that
     every floating-point parameter is exported as (as ``model.to(dtype)``
     would cast it).
+    pipeline: a pipeline plan ``{"prefix": FQN, "modules": {NAME: [inputs,
+    outputs]}}`` (docs/planning.md), or ``"auto"``: the model's own
+    (``config.base_model_pp_plan`` under the base model, then the class's
+    ``_pp_plan``).
     """
     if not isinstance(model, _torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, not {type(model).__name__}")
@@ -343,12 +353,79 @@ def export(
         if unknown:
             raise ValueError(f"providers has unknown keys {unknown} (known: 'sharding', 'native')")
         doc["providers"] = providers
+    if isinstance(templates, str):
+        if templates != "auto":
+            raise ValueError(f"templates must be a list of templates or 'auto', not {templates!r}")
+        templates = _auto_templates(model, doc["mesh"])
     if templates is not None:
         templates = _json_copy(list(templates), "templates")
         doc["templates"] = templates
     if overrides is not None:
         doc["overrides"] = _json_copy(overrides, "overrides")
+    if isinstance(pipeline, str):
+        if pipeline != "auto":
+            raise ValueError(f"pipeline must be a pipeline plan or 'auto', not {pipeline!r}")
+        pipeline = _auto_pipeline(model)
+    if pipeline is not None:
+        doc["pipeline"] = _json_copy(pipeline, "pipeline")
     return doc
+
+
+def _base_prefix(model) -> str:
+    """Where the base model sits: the model's ``base_model_prefix``
+    (transformers: ``"model"``) when it has that child, else the root."""
+    prefix = getattr(model, "base_model_prefix", "")
+    if isinstance(prefix, str) and prefix and isinstance(model._modules.get(prefix), _torch.nn.Module):
+        return prefix
+    return ""
+
+
+def _own_plans(model, base_attribute: str, class_attribute: str) -> List[Tuple[str, Mapping[str, Any]]]:
+    """The model's plans of one kind, as (prefix, plan): its config's
+    ``base_model_*_plan`` under the base model, then the class's own
+    (``_tp_plan``, ``_pp_plan``: FQNs from the root). A model whose
+    instance holds the merged plan instead (no config plan) gives that."""
+    plans = []
+    base = getattr(getattr(model, "config", None), base_attribute, None)
+    if base:
+        plans.append((_base_prefix(model), base))
+        own = getattr(type(model), class_attribute, None)
+    else:
+        own = getattr(model, class_attribute, None)
+    if own:
+        plans.append(("", own))
+    return plans
+
+
+def _auto_templates(model, mesh: Mapping[str, int]) -> List[Dict[str, Any]]:
+    templates = []
+    for axis, base_attribute, class_attribute in (("tp", "base_model_tp_plan", "_tp_plan"),
+                                                  ("ep", "base_model_ep_plan", "_ep_plan")):
+        if axis not in mesh:
+            continue
+        for prefix, plan in _own_plans(model, base_attribute, class_attribute):
+            template: Dict[str, Any] = {"axis": axis}
+            if prefix:
+                template["prefix"] = prefix
+            template["rules"] = dict(plan)
+            templates.append(template)
+    if not templates:
+        raise ValueError(
+            "templates='auto': the model has no Hugging Face plan for the mesh's axes "
+            f"({', '.join(mesh)}): no config.base_model_tp_plan / _tp_plan for 'tp', "
+            "no config.base_model_ep_plan for 'ep'"
+        )
+    return templates
+
+
+def _auto_pipeline(model) -> Dict[str, Any]:
+    modules: Dict[str, Any] = {}
+    for prefix, plan in _own_plans(model, "base_model_pp_plan", "_pp_plan"):
+        for name, (inputs, outputs) in plan.items():
+            modules[f"{prefix}.{name}" if prefix else name] = [list(inputs), list(outputs)]
+    if not modules:
+        raise ValueError("pipeline='auto': the model has no config.base_model_pp_plan or _pp_plan")
+    return {"modules": modules}
 
 
 def dumps(doc: Mapping[str, Any]) -> str:
@@ -374,15 +451,16 @@ def check(
     model,
     mesh: MeshLike,
     providers: Optional[Mapping[str, Any]] = None,
-    templates: Optional[Sequence[Mapping[str, Any]]] = None,
+    templates: Union[None, str, Sequence[Mapping[str, Any]]] = None,
     overrides: Optional[Mapping[str, Any]] = None,
     blocks: Optional[Mapping[str, Sequence[int]]] = None,
     dtype: Any = None,
     threads: int = 0,
+    pipeline: Union[None, str, Mapping[str, Any]] = None,
 ) -> "_shardplan.Result":
     """``shardplan.check`` of ``export(model, mesh, ...)``: the module-owned
     layouts (and a document's shapes) checked; a ``shardplan.Result``."""
-    doc = export(model, mesh, providers, templates, overrides, blocks, dtype)
+    doc = export(model, mesh, providers, templates, overrides, blocks, dtype, pipeline)
     return _shardplan.check(json.dumps(doc, ensure_ascii=False), threads=threads)
 
 
@@ -390,16 +468,17 @@ def plan(
     model,
     mesh: MeshLike,
     providers: Optional[Mapping[str, Any]] = None,
-    templates: Optional[Sequence[Mapping[str, Any]]] = None,
+    templates: Union[None, str, Sequence[Mapping[str, Any]]] = None,
     overrides: Optional[Mapping[str, Any]] = None,
     blocks: Optional[Mapping[str, Sequence[int]]] = None,
     dtype: Any = None,
     threads: int = 0,
+    pipeline: Union[None, str, Mapping[str, Any]] = None,
 ) -> "_shardplan.Result":
     """``shardplan.plan`` of ``export(model, mesh, ...)``: the final plan from
     the owners, templates and overrides, checked, with memory per device and
     communication; a ``shardplan.Result``."""
-    doc = export(model, mesh, providers, templates, overrides, blocks, dtype)
+    doc = export(model, mesh, providers, templates, overrides, blocks, dtype, pipeline)
     return _shardplan.plan(json.dumps(doc, ensure_ascii=False), threads=threads)
 
 
@@ -409,7 +488,7 @@ def plan(
 _USAGE_EPILOG = """\
 FACTORY() returns the model (build it on the meta device) or a pair
 (model, extras), extras a dict with any of the keys mesh, providers,
-templates, overrides, blocks, dtype: the export arguments. A command-line
+templates, overrides, blocks, dtype, pipeline: the export arguments. A command-line
 option replaces the extra of the same name. MODULE is a module name
 importable from the current directory, or a path to a .py file.
 
@@ -531,7 +610,7 @@ def _read_json(path: str) -> Any:
         return json.load(f)
 
 
-_EXTRAS = ("mesh", "providers", "templates", "overrides", "blocks", "dtype")
+_EXTRAS = ("mesh", "providers", "templates", "overrides", "blocks", "dtype", "pipeline")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -545,9 +624,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("factory", metavar="MODULE:FACTORY", help="the function that builds the model")
     parser.add_argument("--mesh", help="the device mesh, e.g. dp=8,tp=4 (axis order kept)")
     parser.add_argument("--providers", metavar="FILE", help="JSON: {'sharding': {FQN: layout}, 'native': [...]}")
-    parser.add_argument("--templates", metavar="FILE", help="JSON: a list of templates")
+    parser.add_argument("--templates", metavar="FILE", help="JSON: a list of templates; 'auto': the model's own Hugging Face plans")
     parser.add_argument("--overrides", metavar="FILE", help="JSON: {FQN: layout}")
     parser.add_argument("--blocks", metavar="FILE", help="JSON: {parameter full name: [b0, b1, ...]}")
+    parser.add_argument("--pipeline", metavar="FILE", help="JSON: a pipeline plan; 'auto': the model's own base_model_pp_plan")
     parser.add_argument("--dtype", help="export every floating-point parameter as this dtype (e.g. bfloat16)")
     parser.add_argument("--out", metavar="DOC.json", required=True, help="where to write the document ('-': standard output)")
     group = parser.add_mutually_exclusive_group()
@@ -575,9 +655,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return fail(f"{args.factory}() returned unknown extras {unknown} (known: {', '.join(_EXTRAS)})")
     options = dict(extras)
     try:
-        for key in ("providers", "templates", "overrides", "blocks"):
+        for key in ("providers", "templates", "overrides", "blocks", "pipeline"):
             path = getattr(args, key)
-            if path is not None:
+            if path == "auto" and key in ("templates", "pipeline"):
+                options[key] = "auto"
+            elif path is not None:
                 options[key] = _read_json(path)
     except (OSError, ValueError) as error:
         return fail(f"cannot read {error}")

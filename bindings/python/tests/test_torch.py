@@ -673,3 +673,83 @@ def test_docs_outputs_are_current(tmp_path):
                              capture_output=True, text=True, timeout=120)
         assert run.stderr == "", command
         assert run.stdout == shown, command
+
+
+# ---------------------------------------------------------------------------
+# templates="auto" and pipeline="auto": the model's own Hugging Face plans
+
+
+class TinyHfModel(nn.Module):
+    """A transformers-like causal LM: the base model under ``model``, its
+    plans in ``config`` and the head's in the class, as transformers 4.57
+    spells them."""
+
+    base_model_prefix = "model"
+    _tp_plan = {"lm_head": "colwise_rep"}
+    _pp_plan = {"lm_head": (["hidden_states"], ["logits"])}
+
+    class Base(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed_tokens = nn.Embedding(64, 8, device="meta")
+            self.layers = nn.ModuleList(nn.Linear(8, 8, device="meta") for _ in range(2))
+            self.norm = nn.LayerNorm(8, device="meta")
+
+        def forward(self, input_ids, attention_mask=None, **kwargs):
+            raise NotImplementedError
+
+    def __init__(self, ep_plan=None):
+        super().__init__()
+        self.config = type("Config", (), {})()
+        self.config.base_model_tp_plan = {"layers.*": "colwise"}
+        self.config.base_model_pp_plan = {
+            "embed_tokens": (["input_ids"], ["inputs_embeds"]),
+            "layers": (["input"], ["hidden_states"]),
+            "norm": (["hidden_states"], ["hidden_states"]),
+        }
+        if ep_plan is not None:
+            self.config.base_model_ep_plan = ep_plan
+        self.model = TinyHfModel.Base()
+        self.lm_head = nn.Linear(8, 64, bias=False, device="meta")
+
+    def forward(self, input_ids, attention_mask=None, labels=None, **kwargs):
+        raise NotImplementedError
+
+
+def test_auto_templates_are_the_models_own_plans():
+    doc = st.export(TinyHfModel(), "tp=2", templates="auto")
+    assert doc["templates"] == [
+        {"axis": "tp", "prefix": "model", "rules": {"layers.*": "colwise"}},
+        {"axis": "tp", "rules": {"lm_head": "colwise_rep"}},
+    ]
+    # The expert plan goes on 'ep', only where the mesh has that axis.
+    model = TinyHfModel(ep_plan={"layers.*": "grouped_gemm"})
+    assert [t["axis"] for t in st.export(model, "tp=2", templates="auto")["templates"]] == ["tp", "tp"]
+    assert [t["axis"] for t in st.export(model, "ep=2,tp=2", templates="auto")["templates"]] == ["tp", "tp", "ep"]
+    with st.plan(TinyHfModel(), "tp=2", templates="auto") as r:
+        assert r.ok, [str(d) for d in r.diagnostics]
+        # colwise_rep is transformers 4.x's colwise_gather_output: planned as it, with the rename as a fix.
+        legacy = [d for d in r.diagnostics if d.code == "legacy-style-name"]
+        assert len(legacy) == 1 and legacy[0].fix[0].value == '"colwise_gather_output"'
+        assert r.to_dict()["plan"]["modules"]["lm_head"]["params"] == {"weight": {"tp": "S(-2)"}}
+
+
+def test_auto_pipeline_is_the_models_own_pp_plan():
+    doc = st.export(TinyHfModel(), "tp=2", pipeline="auto")
+    assert doc["pipeline"] == {"modules": {
+        "model.embed_tokens": [["input_ids"], ["inputs_embeds"]],
+        "model.layers": [["input"], ["hidden_states"]],
+        "model.norm": [["hidden_states"], ["hidden_states"]],
+        "lm_head": [["hidden_states"], ["logits"]],
+    }}
+    with st.check(TinyHfModel(), "tp=2", pipeline="auto") as r:
+        assert not [str(d) for d in r.diagnostics if d.code.startswith("pipeline-")]
+
+
+def test_auto_without_a_plan_says_what_is_missing():
+    with pytest.raises(ValueError, match="no Hugging Face plan"):
+        st.export(TinyGPT(), MESH, templates="auto")
+    with pytest.raises(ValueError, match="base_model_pp_plan"):
+        st.export(TinyGPT(), MESH, pipeline="auto")
+    with pytest.raises(ValueError, match="'auto'"):
+        st.export(TinyGPT(), MESH, templates="tp")
