@@ -355,6 +355,7 @@ MODELS = (
     ("qwen3_30b_a3b", "qwen3-30b-a3b"),
     ("mixtral_8x7b", "mixtral-8x7b"),
     ("deepseek_v3", "deepseek-v3"),
+    ("llama4_scout", "llama4-scout"),
 )
 
 
