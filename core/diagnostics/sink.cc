@@ -1,6 +1,5 @@
 #include "core/diagnostics/sink.h"
 
-#include <algorithm>
 #include <iterator>
 
 #include "core/text/pyrepr.h"
