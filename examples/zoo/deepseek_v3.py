@@ -95,14 +95,7 @@ MESH = {"dp": 2, "ep": 8, "tp": 8}
 
 DeepseekV3RMSNorm = zoo.rms_norm_class("DeepseekV3", __name__)
 
-class DeepseekV3RotaryEmbedding(nn.Module):
-    def __init__(self, config):
-        super().__init__()
-        self.register_buffer("inv_freq", torch.empty(config.qk_rope_head_dim // 2, device=zoo.META),
-                             persistent=False)
-
-    def forward(self, x, position_ids):
-        raise NotImplementedError("structure only: built on the meta device")
+DeepseekV3RotaryEmbedding = zoo.rotary_embedding_class("DeepseekV3", __name__, rope_dim="qk_rope_head_dim")
 
 
 class DeepseekV3Attention(nn.Module):

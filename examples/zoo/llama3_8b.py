@@ -57,46 +57,10 @@ BROKEN_MESH = {"dp": 2, "tp": 16}
 
 LlamaRMSNorm = zoo.rms_norm_class("Llama", __name__)
 
-class LlamaRotaryEmbedding(nn.Module):
-    """No parameters (a non-persistent ``inv_freq`` buffer); kept for the structure."""
-
-    def __init__(self, config):
-        super().__init__()
-        dim = config.head_dim
-        inv_freq = torch.empty(dim // 2, device=zoo.META)
-        self.register_buffer("inv_freq", inv_freq, persistent=False)
-
-    def forward(self, x, position_ids):
-        raise NotImplementedError("structure only: built on the meta device")
+LlamaRotaryEmbedding = zoo.rotary_embedding_class("Llama", __name__)
 
 
-class LlamaAttention(nn.Module):
-    """Grouped-query attention. Owns its tensor-parallel layout, as fused attention
-    implementations do: q/k/v split by heads, o_proj by input columns."""
-
-    def __init__(self, config, layer_idx, *, dtype, tp_axis="tp"):
-        super().__init__()
-        self.layer_idx = layer_idx
-        self.head_dim = config.head_dim
-        self.tp_axis = tp_axis
-        h, d, bias = config.hidden_size, config.head_dim, config.attention_bias
-        self.q_proj = zoo.linear(h, config.num_attention_heads * d, bias, dtype)
-        self.k_proj = zoo.linear(h, config.num_key_value_heads * d, bias, dtype)
-        self.v_proj = zoo.linear(h, config.num_key_value_heads * d, bias, dtype)
-        self.o_proj = zoo.linear(config.num_attention_heads * d, h, bias, dtype)
-
-    def forward(self, hidden_states, position_embeddings, attention_mask, past_key_values=None,
-                cache_position=None, **kwargs):
-        raise NotImplementedError("structure only: built on the meta device")
-
-    def parallel_module_spec(self):
-        return zoo.attention_family(self.tp_axis, column=("q_proj", "k_proj", "v_proj"), row=("o_proj",))
-
-    def head_blocks(self):
-        # q/k/v rows come in heads of head_dim; o_proj's input columns likewise.
-        d = self.head_dim
-        return {"q_proj.weight": [d, 1], "k_proj.weight": [d, 1], "v_proj.weight": [d, 1],
-                "o_proj.weight": [1, d]}
+LlamaAttention = zoo.gqa_attention_class("LlamaAttention", __name__)
 
 
 class LlamaMLP(nn.Module):

@@ -77,42 +77,12 @@ BROKEN_MESH = {"ep": 32, "tp": 1}
 Llama4TextRMSNorm = zoo.rms_norm_class("Llama4Text", __name__)
 
 
-class Llama4TextRotaryEmbedding(nn.Module):
-    def __init__(self, config):
-        super().__init__()
-        self.register_buffer("inv_freq", torch.empty(config.head_dim // 2, device=zoo.META), persistent=False)
-
-    def forward(self, x, position_ids):
-        raise NotImplementedError("structure only: built on the meta device")
+Llama4TextRotaryEmbedding = zoo.rotary_embedding_class("Llama4Text", __name__)
 
 
-class Llama4TextAttention(nn.Module):
-    """Grouped-query attention (RoPE on three layers of four, an L2 norm of q and k without
-    parameters). Owns its tensor-parallel layout: q/k/v split by heads, o_proj by input
-    columns."""
-
-    def __init__(self, config, layer_idx, *, dtype, tp_axis="tp"):
-        super().__init__()
-        self.layer_idx = layer_idx
-        self.head_dim = config.head_dim
-        self.tp_axis = tp_axis
-        h, d, bias = config.hidden_size, config.head_dim, config.attention_bias
-        self.q_proj = zoo.linear(h, config.num_attention_heads * d, bias, dtype)
-        self.k_proj = zoo.linear(h, config.num_key_value_heads * d, bias, dtype)
-        self.v_proj = zoo.linear(h, config.num_key_value_heads * d, bias, dtype)
-        self.o_proj = zoo.linear(config.num_attention_heads * d, h, bias, dtype)
-
-    def forward(self, hidden_states, position_embeddings, attention_mask, past_key_values=None,
-                cache_position=None, **kwargs):
-        raise NotImplementedError("structure only: built on the meta device")
-
-    def parallel_module_spec(self):
-        return zoo.attention_family(self.tp_axis, column=("q_proj", "k_proj", "v_proj"), row=("o_proj",))
-
-    def head_blocks(self):
-        d = self.head_dim
-        return {"q_proj.weight": [d, 1], "k_proj.weight": [d, 1], "v_proj.weight": [d, 1],
-                "o_proj.weight": [1, d]}
+# Grouped-query attention; its q/k L2 norm (on three layers of four, with RoPE) has no
+# parameters.
+Llama4TextAttention = zoo.gqa_attention_class("Llama4TextAttention", __name__)
 
 
 class Llama4TextExperts(nn.Module):

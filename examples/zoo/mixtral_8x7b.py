@@ -60,41 +60,10 @@ MESH = {"dp": 2, "ep": 4, "tp": 2}
 
 MixtralRMSNorm = zoo.rms_norm_class("Mixtral", __name__)
 
-class MixtralRotaryEmbedding(nn.Module):
-    def __init__(self, config):
-        super().__init__()
-        self.register_buffer("inv_freq", torch.empty(config.head_dim // 2, device=zoo.META), persistent=False)
-
-    def forward(self, x, position_ids):
-        raise NotImplementedError("structure only: built on the meta device")
+MixtralRotaryEmbedding = zoo.rotary_embedding_class("Mixtral", __name__)
 
 
-class MixtralAttention(nn.Module):
-    """Grouped-query attention (32 query heads, 8 KV heads). Owns its tensor-parallel
-    layout: q/k/v split by heads, o_proj by input columns."""
-
-    def __init__(self, config, layer_idx, *, dtype, tp_axis="tp"):
-        super().__init__()
-        self.layer_idx = layer_idx
-        self.head_dim = config.head_dim
-        self.tp_axis = tp_axis
-        h, d = config.hidden_size, config.head_dim
-        self.q_proj = zoo.linear(h, config.num_attention_heads * d, False, dtype)
-        self.k_proj = zoo.linear(h, config.num_key_value_heads * d, False, dtype)
-        self.v_proj = zoo.linear(h, config.num_key_value_heads * d, False, dtype)
-        self.o_proj = zoo.linear(config.num_attention_heads * d, h, False, dtype)
-
-    def forward(self, hidden_states, position_embeddings, attention_mask, past_key_values=None,
-                cache_position=None, **kwargs):
-        raise NotImplementedError("structure only: built on the meta device")
-
-    def parallel_module_spec(self):
-        return zoo.attention_family(self.tp_axis, column=("q_proj", "k_proj", "v_proj"), row=("o_proj",))
-
-    def head_blocks(self):
-        d = self.head_dim
-        return {"q_proj.weight": [d, 1], "k_proj.weight": [d, 1], "v_proj.weight": [d, 1],
-                "o_proj.weight": [1, d]}
+MixtralAttention = zoo.gqa_attention_class("MixtralAttention", __name__)
 
 
 class MixtralTopKRouter(nn.Module):

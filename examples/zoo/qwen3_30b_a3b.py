@@ -74,45 +74,12 @@ BROKEN_MESH = {"dp": 2, "ep": 2, "tp": 8}
 
 Qwen3MoeRMSNorm = zoo.rms_norm_class("Qwen3Moe", __name__)
 
-class Qwen3MoeRotaryEmbedding(nn.Module):
-    def __init__(self, config):
-        super().__init__()
-        self.register_buffer("inv_freq", torch.empty(config.head_dim // 2, device=zoo.META), persistent=False)
-
-    def forward(self, x, position_ids):
-        raise NotImplementedError("structure only: built on the meta device")
+Qwen3MoeRotaryEmbedding = zoo.rotary_embedding_class("Qwen3Moe", __name__)
 
 
-class Qwen3MoeAttention(nn.Module):
-    """Grouped-query attention with per-head RMSNorm of q and k (q_norm, k_norm over
-    head_dim). Owns its tensor-parallel layout: q/k/v split by heads, o_proj by input
-    columns, the two head norms replicated (transformers: replicated_with_grad_allreduce)."""
-
-    def __init__(self, config, layer_idx, *, dtype, tp_axis="tp"):
-        super().__init__()
-        self.layer_idx = layer_idx
-        self.head_dim = config.head_dim
-        self.tp_axis = tp_axis
-        h, d, bias = config.hidden_size, config.head_dim, config.attention_bias
-        self.q_proj = zoo.linear(h, config.num_attention_heads * d, bias, dtype)
-        self.k_proj = zoo.linear(h, config.num_key_value_heads * d, bias, dtype)
-        self.v_proj = zoo.linear(h, config.num_key_value_heads * d, bias, dtype)
-        self.o_proj = zoo.linear(config.num_attention_heads * d, h, bias, dtype)
-        self.q_norm = Qwen3MoeRMSNorm(d, config.rms_norm_eps, dtype=dtype)
-        self.k_norm = Qwen3MoeRMSNorm(d, config.rms_norm_eps, dtype=dtype)
-
-    def forward(self, hidden_states, position_embeddings, attention_mask, past_key_values=None,
-                cache_position=None, **kwargs):
-        raise NotImplementedError("structure only: built on the meta device")
-
-    def parallel_module_spec(self):
-        return zoo.attention_family(self.tp_axis, column=("q_proj", "k_proj", "v_proj"), row=("o_proj",),
-                                    replicated=("q_norm.weight", "k_norm.weight"))
-
-    def head_blocks(self):
-        d = self.head_dim
-        return {"q_proj.weight": [d, 1], "k_proj.weight": [d, 1], "v_proj.weight": [d, 1],
-                "o_proj.weight": [1, d]}
+# Grouped-query attention with per-head RMSNorm of q and k (q_norm, k_norm over head_dim),
+# replicated (transformers: replicated_with_grad_allreduce).
+Qwen3MoeAttention = zoo.gqa_attention_class("Qwen3MoeAttention", __name__, head_norm=Qwen3MoeRMSNorm)
 
 
 class Qwen3MoeTopKRouter(nn.Module):

@@ -5,7 +5,8 @@ the meta device (no weights, no memory), declares who owns which layout, and
 hands the model to ``shardplan.torch.export``. This module holds what the
 scripts have in common:
 
-- ``layout`` / ``attention_family``: the module-owned layouts (docs/format.md);
+- ``layout`` / ``attention_family`` / ``gqa_attention_class``: the module-owned
+  layouts (docs/format.md), and the attention class that declares one;
 - ``vocab_parallel_providers``: the model adapter's providers for the
   embedding and the output head;
 - ``published_plan``: a plan as a transformers release publishes it (the
@@ -88,6 +89,23 @@ def rms_norm_class(prefix: str, module: str) -> type:
             raise NotImplementedError("structure only: built on the meta device")
 
     return _named(RMSNorm, prefix + "RMSNorm", module)
+
+
+def rotary_embedding_class(prefix: str, module: str, rope_dim: str = "head_dim") -> type:
+    """``<prefix>RotaryEmbedding``: no parameters, only a non-persistent
+    ``inv_freq`` buffer of ``config.<rope_dim> // 2`` (buffers are not
+    exported); kept for the structure."""
+
+    class RotaryEmbedding(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.register_buffer("inv_freq", torch.empty(getattr(config, rope_dim) // 2, device=META),
+                                 persistent=False)
+
+        def forward(self, x, position_ids):
+            raise NotImplementedError("structure only: built on the meta device")
+
+    return _named(RotaryEmbedding, prefix + "RotaryEmbedding", module)
 
 
 def causal_lm_classes(prefix: str, module: str, decoder_layer: type, rms_norm: type, rotary_embedding: type):
@@ -179,6 +197,47 @@ def attention_family(
         "parallel": {"binding_kind": "tp", "axes": [axis]},
         "family": {"parallel": True, "cached": None, "sharding": sharding},
     }
+
+
+def gqa_attention_class(name: str, module: str, head_norm: Any = None) -> type:
+    """``name``: grouped-query attention (``q_proj``, ``k_proj``, ``v_proj``,
+    ``o_proj``; with ``head_norm``, an RMSNorm class, Qwen3's ``q_norm`` and
+    ``k_norm`` over head_dim after them) that owns its tensor-parallel layout
+    as fused attention implementations do (``attention_family``): q/k/v split
+    by heads, o_proj by input columns, the head norms replicated; with its
+    projections' head-sized ``blocks``."""
+
+    class Attention(nn.Module):
+        def __init__(self, config, layer_idx, *, dtype, tp_axis="tp"):
+            super().__init__()
+            self.layer_idx = layer_idx
+            self.head_dim = config.head_dim
+            self.tp_axis = tp_axis
+            h, d, bias = config.hidden_size, config.head_dim, getattr(config, "attention_bias", False)
+            self.q_proj = linear(h, config.num_attention_heads * d, bias, dtype)
+            self.k_proj = linear(h, config.num_key_value_heads * d, bias, dtype)
+            self.v_proj = linear(h, config.num_key_value_heads * d, bias, dtype)
+            self.o_proj = linear(config.num_attention_heads * d, h, bias, dtype)
+            if head_norm is not None:
+                self.q_norm = head_norm(d, config.rms_norm_eps, dtype=dtype)
+                self.k_norm = head_norm(d, config.rms_norm_eps, dtype=dtype)
+
+        def forward(self, hidden_states, position_embeddings, attention_mask, past_key_values=None,
+                    cache_position=None, **kwargs):
+            raise NotImplementedError("structure only: built on the meta device")
+
+        def parallel_module_spec(self):
+            replicated = ("q_norm.weight", "k_norm.weight") if head_norm is not None else ()
+            return attention_family(self.tp_axis, column=("q_proj", "k_proj", "v_proj"), row=("o_proj",),
+                                    replicated=replicated)
+
+        def head_blocks(self):
+            # q/k/v rows come in heads of head_dim; o_proj's input columns likewise.
+            d = self.head_dim
+            return {"q_proj.weight": [d, 1], "k_proj.weight": [d, 1], "v_proj.weight": [d, 1],
+                    "o_proj.weight": [1, d]}
+
+    return _named(Attention, name, module)
 
 
 def vocab_parallel_providers(
