@@ -400,11 +400,7 @@ absl::Status DocumentBuilder::AddTemplateRule(size_t index, std::string_view pat
   if (pattern.empty()) return Invalid("a template pattern must not be empty");
   const std::optional<Style> parsed = ParseStyle(style);
   if (!parsed) {
-    return Invalid(absl::StrCat("unknown template style ", PyRepr(style),
-                                " (expected colwise, colwise_gather_output, rowwise, rowwise_split_input, "
-                                "embedding_rowwise, embedding_colwise, packed_colwise, replicate, "
-                                "replicated_with_grad_allreduce, sequence_parallel, grouped_gemm, ep_router "
-                                "or moe_tp_experts)"));
+    return Invalid(UnknownStyleMessage(style));
   }
   if (!state_->patterns.emplace(index, std::string(pattern)).second) {
     return Duplicate(absl::StrCat("pattern of template ", index, ":"), pattern);

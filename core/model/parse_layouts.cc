@@ -243,9 +243,7 @@ bool Parser::ParseTemplates(const Value& v) {
       if (!ExpectString(m->value)) return false;
       const std::optional<Style> style = ParseStyle(Str(m->value));
       if (!style) {
-        return Fail(absl::StrCat("unknown template style ", PyRepr(Str(m->value)), " (expected one of: ",
-                                 StyleNames(), ")"),
-                    StyleFixIt(Str(m->value), Pointer()));
+        return Fail(UnknownStyleMessage(Str(m->value)), StyleFixIt(Str(m->value), Pointer()));
       }
       t.rules.push_back({std::string(Str(m->name)), *style, Pointer()});
     }

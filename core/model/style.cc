@@ -4,6 +4,9 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "core/text/pyrepr.h"
+
 namespace shardplan {
 namespace {
 
@@ -55,16 +58,10 @@ std::optional<Style> ParseStyle(std::string_view name) {
 
 std::string_view StyleName(Style style) { return kStyles[static_cast<size_t>(style)].first; }
 
-std::string_view StyleNames() {
-  static const std::string* const names = [] {
-    auto* joined = new std::string;
-    for (const auto& [spelling, style] : kStyles) {
-      if (!joined->empty()) *joined += ", ";
-      *joined += spelling;
-    }
-    return joined;
-  }();
-  return *names;
+std::string UnknownStyleMessage(std::string_view name) {
+  std::string message = absl::StrCat("unknown template style ", PyRepr(name), " (expected one of: ");
+  for (size_t s = 0; s < kStyles.size(); ++s) absl::StrAppend(&message, s == 0 ? "" : ", ", kStyles[s].first);
+  return message + ")";
 }
 
 std::optional<LegacyStyle> LegacyOf(Style style) {

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace shardplan {
@@ -48,8 +49,9 @@ inline constexpr size_t kStyleCount = static_cast<size_t>(Style::kGather) + 1;
 // nullopt for a name that is no style.
 std::optional<Style> ParseStyle(std::string_view name);
 std::string_view StyleName(Style style);
-// Every style name, ", "-joined in the order above (for a message).
-std::string_view StyleNames();
+// The message that refuses `name` (no style), listing every style name:
+// "unknown template style 'colwsie' (expected one of: colwise, ...)".
+std::string UnknownStyleMessage(std::string_view name);
 
 // What transformers 5 has in place of a 4.x style name it dropped (the
 // info legacy-style-name): the style it uses instead, if any, and whether

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace shardplan {
@@ -28,6 +29,14 @@ TEST(StylesTest, EveryNameRoundTrips) {
   EXPECT_EQ(kStyleCount, 26u);
   EXPECT_EQ(ParseStyle("Colwise"), std::nullopt);
   EXPECT_EQ(ParseStyle("local_colwise"), Style::kLocalColwise);
+  // The parser's and the builder's refusal lists every name.
+  const std::string message = UnknownStyleMessage("colwsie");
+  EXPECT_EQ(message.rfind("unknown template style 'colwsie' (expected one of: colwise, ", 0), 0u) << message;
+  for (size_t s = 0; s < kStyleCount; ++s) {
+    EXPECT_NE(message.find(absl::StrCat(" ", StyleName(static_cast<Style>(s)), s + 1 == kStyleCount ? ")" : ",")),
+              std::string::npos)
+        << StyleName(static_cast<Style>(s));
+  }
 }
 
 TEST(StylesTest, TableMatchesTheSpec) {
