@@ -15,6 +15,8 @@
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
 #include "rapidjson/pointer.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
 #include "tests/support/read_file.h"
 
 namespace {
@@ -812,6 +814,92 @@ TEST(CApiBuilder, BuildAppliesThePathLimits) {
   sp_builder_delete(b);
 }
 
+TEST(CApiBuilder, SetsATrainingSection) {
+  sp_builder* b = nullptr;
+  ASSERT_EQ(Code(sp_builder_create(&b)), SP_OK);
+  ASSERT_EQ(Code(sp_builder_add_module(b, S("root"), S("Model"))), SP_OK);
+  ASSERT_EQ(Code(sp_builder_set_root(b, S("root"))), SP_OK);
+  // Refused at the call, leaving nothing: not JSON, not an object, a bad
+  // value.
+  EXPECT_EQ(Message(sp_builder_set_training(b, S("{\"zero\": 1"))),
+            "malformed JSON at offset 10 of the training section: Missing a comma or '}' after an object member. "
+            "(at /training)");
+  EXPECT_EQ(Message(sp_builder_set_training(b, S("[]"))), "expected an object, got an array (at /training)");
+  EXPECT_EQ(Message(sp_builder_set_training(b, S("{\"zero\": 4}"))),
+            "'zero' must be an integer from 0 to 3 (at /training/zero)");
+  EXPECT_EQ(Code(sp_builder_set_training(b, S("\xff"))), SP_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(Code(sp_builder_set_training(nullptr, S("{}"))), SP_ERROR_NULL_ARGUMENT);
+  // Once; the axes are checked by build, against the mesh.
+  ASSERT_EQ(Code(sp_builder_set_training(b, S("{\"zero\": 3, \"shard_axes\": [\"dp\"]}"))), SP_OK);
+  EXPECT_EQ(Message(sp_builder_set_training(b, S("{}"))), "the document already has a training section");
+  sp_document* doc = nullptr;
+  sp_result* result = nullptr;
+  ASSERT_EQ(Code(sp_builder_build(b, nullptr, &doc)), SP_OK);
+  ASSERT_EQ(Code(sp_document_check(doc, nullptr, &result)), SP_OK);
+  sp_str json;
+  ASSERT_EQ(Code(sp_result_json(result, &json)), SP_OK);
+  EXPECT_NE(Str(json).find("shard axis 'dp' is not a mesh axis (the mesh has )"), std::string::npos) << Str(json);
+  sp_result_delete(result);
+  sp_document_delete(doc);
+  ASSERT_EQ(Code(sp_builder_add_axis(b, S("dp"), 4)), SP_OK);
+  ASSERT_EQ(Code(sp_builder_build(b, nullptr, &doc)), SP_OK);
+  ASSERT_EQ(Code(sp_document_check(doc, nullptr, &result)), SP_OK);
+  int ok = 0;
+  ASSERT_EQ(Code(sp_result_ok(result, &ok)), SP_OK);
+  EXPECT_EQ(ok, 1);
+  sp_result_delete(result);
+  sp_document_delete(doc);
+  sp_builder_delete(b);
+}
+
+// sp_result_training reads what the result's JSON says under
+// memory.training, and nothing for a result without one.
+TEST(CApiResult, TrainingEqualsTheJson) {
+  for (const char* name : {"tests/golden/cases/exceeds-device-memory.fail.json",
+                           "tests/golden/cases/training-pattern-no-match.fail.json", "examples/tiny-plan.json"}) {
+    SCOPED_TRACE(name);
+    const std::string text = ReadFile(name).value();
+    sp_document* doc = nullptr;
+    sp_result* result = nullptr;
+    ASSERT_EQ(Code(sp_document_parse(S(text), nullptr, &doc)), SP_OK);
+    ASSERT_EQ(Code(sp_document_plan(doc, nullptr, &result)), SP_OK);
+    sp_str json;
+    ASSERT_EQ(Code(sp_result_json(result, &json)), SP_OK);
+    rapidjson::Document dom;
+    dom.Parse(json.data, json.size);
+    sp_training t;
+    int present = -1;
+    ASSERT_EQ(Code(sp_result_training(result, &t, &present)), SP_OK);
+    const bool has = dom.HasMember("memory") && dom["memory"].HasMember("training");
+    ASSERT_EQ(present, has ? 1 : 0);
+    if (has) {
+      const Value& want = dom["memory"]["training"];
+      const Value& worst = want["worst"];
+      EXPECT_EQ(t.worst_device, worst["device"].GetUint64());
+      ASSERT_EQ(t.num_axes, worst["coordinates"].MemberCount());
+      size_t j = 0;
+      for (auto c = worst["coordinates"].MemberBegin(); c != worst["coordinates"].MemberEnd(); ++c, ++j) {
+        EXPECT_EQ(t.worst_coordinates[j], c->value.GetUint64());
+      }
+      const std::pair<const char*, uint64_t> fields[] = {
+          {"params", t.params},       {"grads", t.grads},       {"master", t.master},
+          {"optimizer", t.optimizer}, {"gathered", t.gathered}, {"activations", t.activations},
+          {"total", t.total}};
+      for (const auto& [key, value] : fields) EXPECT_EQ(value, worst[key].GetUint64()) << key;
+      EXPECT_EQ(t.max_total_bytes, want["max_total_bytes"].GetUint64());
+      EXPECT_EQ(t.min_total_bytes, want["min_total_bytes"].GetUint64());
+      EXPECT_EQ(t.mean_total_bytes, want["mean_total_bytes"].GetDouble());
+      ASSERT_EQ(t.num_devices_listed, want["per_device_total_bytes"].Size());
+      for (size_t d = 0; d < t.num_devices_listed; ++d) {
+        EXPECT_EQ(t.per_device_total_bytes[d], want["per_device_total_bytes"][d].GetUint64());
+      }
+    }
+    EXPECT_EQ(Code(sp_result_training(result, nullptr, &present)), SP_ERROR_NULL_ARGUMENT);
+    sp_result_delete(result);
+    sp_document_delete(doc);
+  }
+}
+
 TEST(CApiBuilder, BuildsAPipelinePlan) {
   sp_builder* b = nullptr;
   ASSERT_EQ(Code(sp_builder_create(&b)), SP_OK);
@@ -949,6 +1037,12 @@ class Driver {
         }
       } else if (key == "pipeline" && v.IsObject() && UniqueKeys(v)) {
         Pipeline(v);
+      } else if (key == "training") {
+        // The section goes through as its JSON text.
+        rapidjson::StringBuffer text;
+        rapidjson::Writer<rapidjson::StringBuffer> writer(text);
+        v.Accept(writer);
+        Call(sp_builder_set_training(builder_, sp_str{text.GetString(), text.GetSize()}));
       } else {
         Untypable(key);
       }

@@ -556,6 +556,38 @@ sp_error* sp_result_memory(const sp_result* result, sp_memory* out_memory, int* 
   return nullptr;
 }
 
+sp_error* sp_result_training(const sp_result* result, sp_training* out_training, int* out_present) {
+  SP_REQUIRE(result);
+  SP_REQUIRE(out_training);
+  SP_REQUIRE(out_present);
+  const std::optional<shardplan::TrainingView> view = shardplan::TrainingOf(result->result);
+  if (!view) {
+    *out_present = 0;
+    return nullptr;
+  }
+  const shardplan::TrainingReport& t = *view->report;
+  const shardplan::TrainingBreakdown& w = t.worst;
+  sp_training out;
+  out.worst_device = w.device;
+  out.worst_coordinates = w.coordinates.data();
+  out.num_axes = w.coordinates.size();
+  out.params = w.params;
+  out.grads = w.grads;
+  out.master = w.master;
+  out.optimizer = w.optimizer;
+  out.gathered = w.gathered;
+  out.activations = w.activations;
+  out.total = w.total;
+  out.max_total_bytes = t.max_total_bytes;
+  out.min_total_bytes = t.min_total_bytes;
+  out.mean_total_bytes = t.mean_total_bytes;
+  out.per_device_total_bytes = t.per_device_total_bytes ? t.per_device_total_bytes->data() : nullptr;
+  out.num_devices_listed = t.per_device_total_bytes ? t.per_device_total_bytes->size() : 0;
+  *out_training = out;
+  *out_present = 1;
+  return nullptr;
+}
+
 sp_error* sp_result_plan_entry_count(const sp_result* result, size_t* out_count) {
   SP_REQUIRE(result);
   SP_REQUIRE(out_count);
@@ -885,6 +917,14 @@ sp_error* sp_builder_add_override(sp_builder* builder, sp_str fqn, const sp_layo
     SP_REQUIRE(layout);
     SP_TEXT(path, fqn);
     return FromStatus(builder->builder.AddOverride(path, layout->draft));
+  });
+}
+
+sp_error* sp_builder_set_training(sp_builder* builder, sp_str json) {
+  return Guard([&]() -> sp_error* {
+    SP_REQUIRE(builder);
+    SP_TEXT(text, json);
+    return FromStatus(builder->builder.SetTraining(text));
   });
 }
 

@@ -56,9 +56,62 @@ std::string Bytes(double b) {
   return buf;
 }
 
+// The training memory: the spread over devices, then the worst device's
+// breakdown with a stacked bar against the device's memory.
+void PrintTraining(std::ostream& out, const TrainingView& view) {
+  const TrainingReport& t = *view.report;
+  const TrainingBreakdown& w = t.worst;
+  out << "training memory per device: min " << Bytes(static_cast<double>(t.min_total_bytes)) << ", mean "
+      << Bytes(t.mean_total_bytes) << ", max " << Bytes(static_cast<double>(t.max_total_bytes)) << "\n";
+  std::string where = absl::StrCat("device ", w.device);
+  if (!view.axes.empty()) {
+    std::vector<std::string> coordinates;
+    for (size_t j = 0; j < view.axes.size(); ++j) coordinates.push_back(absl::StrCat(view.axes[j], "=", w.coordinates[j]));
+    absl::StrAppend(&where, " (", absl::StrJoin(coordinates, ", "), ")");
+  }
+  out << "  worst: " << where;
+  if (view.device_memory) out << " of " << Bytes(static_cast<double>(*view.device_memory));
+  out << "\n";
+  struct Category {
+    std::string_view name;
+    uint64_t bytes;
+    char mark;
+  };
+  const Category categories[] = {{"params", w.params, '#'},     {"grads", w.grads, '='},
+                                 {"master", w.master, '+'},     {"optimizer", w.optimizer, '%'},
+                                 {"gathered", w.gathered, '~'}, {"activations", w.activations, '*'}};
+  // The bar spans the device's memory (or the total without one); each
+  // category fills its share with its mark.
+  constexpr int kWidth = 50;
+  const double scale = static_cast<double>(std::max<uint64_t>(view.device_memory.value_or(w.total), w.total));
+  std::string bar;
+  double filled = 0;
+  for (const auto& [name, bytes, mark] : categories) {
+    char label[64];
+    std::snprintf(label, sizeof label, "    %c %-12s %12s\n", mark, std::string(name).c_str(),
+                  Bytes(static_cast<double>(bytes)).c_str());
+    out << label;
+    if (scale > 0) {
+      filled += static_cast<double>(bytes);
+      const size_t upto = static_cast<size_t>(filled / scale * kWidth + 0.5);
+      bar.append(upto > bar.size() ? upto - bar.size() : 0, mark);
+    }
+  }
+  char label[64];
+  std::snprintf(label, sizeof label, "      %-12s %12s", "total", Bytes(static_cast<double>(w.total)).c_str());
+  out << label;
+  if (view.device_memory && *view.device_memory > 0) {
+    std::snprintf(label, sizeof label, "  (%.0f%% of device_memory)",
+                  100.0 * static_cast<double>(w.total) / static_cast<double>(*view.device_memory));
+    out << label;
+  }
+  bar.resize(std::max<size_t>(bar.size(), kWidth), '.');
+  out << "\n    [" << bar << "]\n";
+}
+
 // Per-device memory (min / mean / max and a histogram over devices), the
-// collectives per axis, and the plan as a table.
-void PrintPlan(std::ostream& out, const PlanView& plan) {
+// training memory, the collectives per axis, and the plan as a table.
+void PrintPlan(std::ostream& out, const PlanView& plan, const std::optional<TrainingView>& training) {
   if (const MemoryReport* memory = plan.memory()) {
     const MemoryReport& m = *memory;
     out << "memory per device (" << m.devices << (m.devices == 1 ? " device" : " devices")
@@ -85,6 +138,7 @@ void PrintPlan(std::ostream& out, const PlanView& plan) {
   } else {
     out << "memory per device: not computed (more than " << kMaxMemoryDevices << " devices)\n";
   }
+  if (training) PrintTraining(out, *training);
   const std::vector<CollectiveTotal> collectives = plan.collectives();
   if (collectives.empty()) {
     out << "collectives: none\n";
@@ -196,7 +250,12 @@ void PrintText(std::ostream& out, std::string_view path, const Result& result, c
     out << "; " << paint("1;31", "failed") << ": warnings are errors (--werror)";
   }
   out << "\n";
-  if (const std::optional<PlanView> plan = PlanOf(result)) PrintPlan(out, *plan);
+  const std::optional<TrainingView> training = TrainingOf(result);
+  if (const std::optional<PlanView> plan = PlanOf(result)) {
+    PrintPlan(out, *plan, training);
+  } else if (training) {
+    PrintTraining(out, *training);  // a document's own plan
+  }
 }
 
 }  // namespace shardplan::cli

@@ -1,4 +1,6 @@
 #include "core/builder.h"
+#include "core/model/training.h"
+#include "core/model/parse.h"
 
 #include <algorithm>
 #include <iterator>
@@ -420,6 +422,16 @@ absl::Status DocumentBuilder::AddOverride(std::string_view fqn, const LayoutDraf
   return absl::OkStatus();
 }
 
+absl::Status DocumentBuilder::SetTraining(std::string_view json) {
+  Document& doc = *state_->doc;
+  if (doc.training) return Invalid("the document already has a training section");
+  if (auto error = ParseTrainingSection(doc, json, Limits{})) {
+    doc.training.reset();
+    return Invalid(absl::StrCat(error->message, " (at ", error->pointer, ")"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status DocumentBuilder::SetPipeline(std::string_view prefix) {
   if (state_->doc->pipeline) return Invalid("the document already has a pipeline plan");
   state_->doc->pipeline.emplace().prefix = std::string(prefix);
@@ -473,6 +485,9 @@ ParsedDocument DocumentBuilder::Build(const Limits& limits) const {
   if (auto error = ResolveReferences(*doc, state_->modules, state_->parameters)) return invalid(*std::move(error));
   if (auto error = ResolveRoot(*doc, doc->Name(*state_->root), state_->modules)) return invalid(*std::move(error));
   if (auto error = CheckTree(*doc, limits)) return invalid(*std::move(error));
+  if (doc->training) {
+    if (auto error = CompleteTraining(*doc, *doc->training)) return invalid(*std::move(error));
+  }
   result.document = std::move(doc);
   return result;
 }

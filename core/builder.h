@@ -194,6 +194,12 @@ class DocumentBuilder {
   // under FQN `prefix` ("": the root), with no modules until
   // AddPipelineModule adds them. Refuses a second pipeline plan.
   absl::Status SetPipeline(std::string_view prefix);
+  // Gives the document its `training` section (training-v1), `json` being
+  // the section's JSON text (an object, docs/format.md): refused when it is
+  // not one or a value in it is invalid, and when the document already has
+  // one. What depends on the mesh (the shard and tensor axes and their
+  // defaults) is checked by Build.
+  absl::Status SetTraining(std::string_view json);
   // Appends pipeline stage `module` (relative to the plan's prefix), which
   // takes `inputs` and gives `outputs`, in order. Requires SetPipeline; the
   // module must be non-empty and not already in the plan.

@@ -19,6 +19,7 @@
 #include "core/planning/memory.h"
 #include "core/planning/pipeline.h"
 #include "core/planning/shapes.h"
+#include "core/planning/training.h"
 #include "core/text/utf8.h"
 #include "core/diagnostics/codes.h"
 
@@ -86,6 +87,18 @@ Result CheckDocument(std::shared_ptr<const Document> doc, int threads, Keeping k
   }
   // Warnings here (Mode::kCheck), after the reference's findings.
   CheckPipeline(*tree, sink);
+  if (doc->training) {
+    // The training memory of the document's plan, when everything so far
+    // passed (its verdict is a warning here too).
+    std::optional<MemoryReport> memory;
+    std::vector<const NamedPlacements*> placements;
+    if (!sink.has_errors() && doc->plan) {
+      placements = PlacementsByParameter(*tree, *doc->plan);
+      memory = ComputeMemory(*doc, placements);
+    }
+    CheckTraining(*tree, placements, memory, sink);
+    if (memory && memory->training) outcome->checked_memory = std::move(memory);
+  }
   result.ok = !sink.has_errors();
   result.diagnostics = sink.Take(result.groups);
   if (result.ok) outcome->owned = TakeOwned(o);
@@ -107,6 +120,7 @@ Result PlanDocument(std::unique_ptr<Document> parsed, int threads, Keeping keepi
   Ownership o(*tree);
   DiagnosticSink sink(Mode::kPlan, keeping.per_group, keeping.stream);
   CheckOwnership(*tree, o, sink);
+  std::vector<const NamedPlacements*> placements;  // of the plan made
   if (!sink.has_errors()) {
     const absl::Span<const Owner> entries = std::as_const(o.owners).InOrder();
     BuiltPlan plan = BuildPlan(doc, *tree, entries, o.claims.declared, sink);
@@ -121,13 +135,20 @@ Result PlanDocument(std::unique_ptr<Document> parsed, int threads, Keeping keepi
     CheckShapes(doc, DeclarationsOf(*tree, plan.entries, &plan.provenance, plan.packed), sink);
     ReportUnplanned(*tree, plan.entries, sink);
     PlanOutput& out = outcome->planned.emplace();
-    out.memory = ComputeMemory(doc, PlacementsByParameter(*tree, plan.entries));
+    placements = PlacementsByParameter(*tree, plan.entries);
+    out.memory = ComputeMemory(doc, placements);
     out.communication = ComputeCommunication(doc, plan.entries);
     out.entries = std::move(plan.entries);
     out.provenance = std::move(plan.provenance);
   }
   // It reads only the module tree: checked whatever else failed.
   CheckPipeline(*tree, sink);
+  if (doc.training) {
+    // Without a plan (the ownership checks failed), only the section's
+    // patterns are checked.
+    std::optional<MemoryReport> none;
+    CheckTraining(*tree, placements, outcome->planned ? outcome->planned->memory : none, sink);
+  }
   result.ok = !sink.has_errors();
   result.diagnostics = sink.Take(result.groups);
   if (result.ok) outcome->owned = TakeOwned(o);

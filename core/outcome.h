@@ -56,6 +56,9 @@ struct Outcome {
   Declarations declared;
   std::optional<Owned> owned;         // when ownership passed
   std::optional<PlanOutput> planned;  // when Plan() made a plan
+  // The memory of a document's own plan with its training figures: set by
+  // check on a passing document with a `plan` and a `training` section.
+  std::optional<MemoryReport> checked_memory;
 };
 
 // The parameter slots whose parameter an owner claims, in

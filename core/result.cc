@@ -47,6 +47,18 @@ std::optional<PlanView> PlanOf(const Result& result) {
   return PlanView(*result.outcome);
 }
 
+std::optional<TrainingView> TrainingOf(const Result& result) {
+  const Outcome* outcome = result.outcome.get();
+  if (outcome == nullptr || !outcome->document->training) return std::nullopt;
+  const std::optional<MemoryReport>& memory =
+      outcome->planned ? outcome->planned->memory : outcome->checked_memory;
+  if (!memory || !memory->training) return std::nullopt;
+  const Document& doc = *outcome->document;
+  TrainingView view{&*memory->training, {}, doc.training->device_memory, doc.training->headroom};
+  for (const MeshAxis& axis : doc.mesh) view.axes.push_back(doc.Name(axis.name));
+  return view;
+}
+
 size_t PlanView::size() const { return outcome_->planned->entries.size(); }
 
 PlanEntry PlanView::entry(size_t index) const {

@@ -118,6 +118,18 @@ class PlanView {
 // no plan of its own).
 std::optional<PlanView> PlanOf(const Result& result);
 
+// The training memory of a result (training-v1 section 4), read in place.
+struct TrainingView {
+  const TrainingReport* report;
+  std::vector<std::string_view> axes;       // the mesh axes, mesh order
+  std::optional<uint64_t> device_memory;    // the section's
+  double headroom;
+};
+// Nullopt unless the document has a `training` section and its memory was
+// computed: by Plan() for the plan it made, or for the document's own plan
+// once every check passed.
+std::optional<TrainingView> TrainingOf(const Result& result);
+
 // One owner of a module-owned layout as the engine collected it (spec
 // section 4 steps 1-4).
 struct OwnerView {

@@ -283,7 +283,51 @@ bool AsStored(const Owner& owner, const Declarations& declared) {
   return std::find(outcomes.begin(), outcomes.end(), Declarations::Outcome::kDropped) == outcomes.end();
 }
 
-void WriteMemory(Json& w, const std::optional<MemoryReport>& memory) {
+// training-v1 section 4.
+void WriteTraining(Json& w, const Document& doc, const TrainingReport& training) {
+  Key(w, "training");
+  w.StartObject();
+  Key(w, "worst");
+  w.StartObject();
+  const TrainingBreakdown& worst = training.worst;
+  Key(w, "device");
+  w.Uint64(worst.device);
+  Key(w, "coordinates");
+  w.StartObject();
+  for (size_t j = 0; j < doc.mesh.size(); ++j) {
+    Key(w, doc.Name(doc.mesh[j].name));
+    w.Uint64(worst.coordinates[j]);
+  }
+  w.EndObject();
+  for (const auto& [key, value] : {std::pair{"params", worst.params},
+                                   {"grads", worst.grads},
+                                   {"master", worst.master},
+                                   {"optimizer", worst.optimizer},
+                                   {"gathered", worst.gathered},
+                                   {"activations", worst.activations},
+                                   {"total", worst.total}}) {
+    Key(w, key);
+    w.Uint64(value);
+  }
+  w.EndObject();
+  Key(w, "max_total_bytes");
+  w.Uint64(training.max_total_bytes);
+  Key(w, "min_total_bytes");
+  w.Uint64(training.min_total_bytes);
+  Key(w, "mean_total_bytes");
+  w.Double(training.mean_total_bytes);
+  Key(w, "per_device_total_bytes");
+  if (training.per_device_total_bytes) {
+    w.StartArray();
+    for (uint64_t b : *training.per_device_total_bytes) w.Uint64(b);
+    w.EndArray();
+  } else {
+    w.Null();
+  }
+  w.EndObject();
+}
+
+void WriteMemory(Json& w, const Document& doc, const std::optional<MemoryReport>& memory) {
   Key(w, "memory");
   if (!memory) {
     w.Null();
@@ -307,6 +351,7 @@ void WriteMemory(Json& w, const std::optional<MemoryReport>& memory) {
     for (uint64_t b : *memory->per_device_bytes) w.Uint64(b);
     w.EndArray();
   }
+  if (memory->training) WriteTraining(w, doc, *memory->training);
   w.EndObject();
 }
 
@@ -496,7 +541,7 @@ void WritePlanned(Writer& w, const Outcome& outcome) {
     for (const std::string& p : planned.provenance[i]) String(json, p);
     json.EndArray();
   });
-  WriteMemory(w, planned.memory);
+  WriteMemory(w, doc, planned.memory);
   WriteCommunication(w, doc, planned.communication);
 }
 
@@ -549,6 +594,9 @@ void ResultJsonWriter::Finish(const Result& result) {
     WriteGroups(w, result, s.listed);
     if (result.outcome != nullptr && result.outcome->owned) WriteOwned(w, *result.outcome);
     if (result.outcome != nullptr && result.outcome->planned) WritePlanned(w, *result.outcome);
+    if (result.outcome != nullptr && result.outcome->checked_memory) {
+      WriteMemory(w, *result.outcome->document, result.outcome->checked_memory);
+    }
     w.EndObject();
     return 0;
   });

@@ -9,7 +9,9 @@
 // experts per MoE layer) or paths:N (shared: N slots of one ModuleList over 16
 // distinct blocks). Each document carries a final plan for every owner.
 // BM_LiteralTemplates/{check,plan}/deepseek/rules:N checks and plans the
-// DeepSeek-V3-sized document with a template of N literal rules instead.
+// DeepSeek-V3-sized document with a template of N literal rules instead;
+// BM_Training/plan/deepseek/training:{0,1} plans it without and with a
+// training section.
 //
 // Models are generated, parsed and collected once per (kind, size, mesh) and
 // cached; benchmarks are registered size by size, so the cache only ever holds
@@ -399,6 +401,50 @@ void BM_LiteralTemplates(benchmark::State& state, bool plan) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(json.size()));
 }
 
+// The DeepSeek-V3-sized document without a final plan (default mesh), with
+// or without a `training` section: ZeRO-3 over dp with FSDP units on the
+// decoder layers, a frozen embedding, a master copy, activations from
+// DeepSeek-V3's model description, and 80 GiB devices, which it exceeds, so
+// the verdict's alternatives are computed too (training-v1).
+const std::string& TrainingDocument(bool training) {
+  static auto* cache = new std::map<bool, std::string>();
+  auto it = cache->find(training);
+  if (it != cache->end()) return it->second;
+  GenOptions o;
+  o.kind = ModelKind::kDeepseek;
+  std::string json = GenerateDocument(o);
+  if (training && !json.empty() && json.back() == '}') {
+    json.pop_back();
+    json += R"J(,"training":{"zero":3,"shard_axes":["dp"],"master_dtype":"float32","fsdp_units":["layers.*"],)J"
+            R"J("frozen":["embed_tokens.weight"],"activations":{"seq_len":4096,"recompute":"selective"},)J"
+            R"J("model":{"hidden_size":7168,"num_attention_heads":128,"head_dim":192,"intermediate_size":18432,)J"
+            R"J("num_hidden_layers":61,"vocab_size":129280,"num_experts":256,"num_experts_per_tok":8,)J"
+            R"J("moe_intermediate_size":2048,"num_shared_experts":1,"first_k_dense_replace":3},)J"
+            R"J("device_memory":"80GiB"}})J";
+  }
+  return cache->emplace(training, std::move(json)).first->second;
+}
+
+// Plan of that document, from text to Result: the training memory should
+// add at most 30% to planning without it (issue 39). Items: module paths
+// are not known here; bytes: input text.
+void BM_Training(benchmark::State& state) {
+  const bool training = state.range(0) != 0;
+  const std::string& json = TrainingDocument(training);
+  PageFaults faults;
+  for (auto _ : state) {
+    absl::StatusOr<Result> r = Plan(json, CheckOptions{});
+    // With training the verdict is an error (exceeds-device-memory).
+    if (!r.ok() || r->diagnostics.empty() != !training) {
+      state.SkipWithError("the engine failed, or the verdict is not the expected one");
+      break;
+    }
+    benchmark::DoNotOptimize(r->diagnostics.data());
+  }
+  faults.Report(state);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(json.size()));
+}
+
 // --- registration ---------------------------------------------------------------
 
 using BenchFn = void (*)(benchmark::State&, ModelKind);
@@ -460,6 +506,13 @@ int RegisterAll() {
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
   }
+  // The same model planned without and with a training section.
+  benchmark::RegisterBenchmark("BM_Training/plan/deepseek", BM_Training)
+      ->Arg(0)
+      ->Arg(1)
+      ->ArgName("training")
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
   return 0;
 }
 

@@ -360,7 +360,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const sp_result* result = results.Pick(in);
         if (result == nullptr) break;
         const size_t index = in.Index(8);
-        switch (in.Byte() % 9) {
+        switch (in.Byte() % 10) {
           case 0:
             Access<sp_diagnostic>(result, index, sp_result_diagnostic_count, sp_result_diagnostic);
             break;
@@ -390,6 +390,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             if (present) FUZZ_CHECK(memory.min_bytes <= memory.max_bytes, "memory out of order");
             break;
           }
+          case 8: {
+            sp_training training{};
+            int present = 0;
+            Take(sp_result_training(result, &training, &present));
+            if (present) {
+              FUZZ_CHECK(training.min_total_bytes <= training.max_total_bytes, "training out of order");
+              FUZZ_CHECK(training.total == training.max_total_bytes, "the worst device is not the largest");
+              FUZZ_CHECK(training.params + training.grads + training.master + training.optimizer + training.gathered +
+                                 training.activations ==
+                             training.total,
+                         "the categories do not add up");
+            }
+            break;
+          }
           default:
             Json(result);
         }
@@ -407,10 +421,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             layouts.Drop(in);
         }
         break;
-      default:  // 31: the pipeline plan's builder calls, or a document's validity
-        switch (in.Byte() % 3) {
+      default:  // 31: the pipeline plan's and training section's builder calls, or a document's validity
+        switch (in.Byte() % 4) {
           case 0:
             Take(sp_builder_set_pipeline(builder, S(in.Text())));
+            break;
+          case 3:
+            Take(sp_builder_set_training(builder, S(in.Text())));
             break;
           case 1: {
             // A module's inputs, then its outputs: names, or a null array.

@@ -77,7 +77,7 @@ if [[ -f "${lib_dir}/libshardplan.so" ]]; then
   suite go env SHARDPLAN_LIB_DIR="${lib_dir}" sh bindings/go/test.sh
   suite python env SHARDPLAN_LIBRARY="${lib_dir}/libshardplan.so" \
     /usr/bin/python3 -m pytest -q bindings/python/tests
-  suite zoo env SHARDPLAN_LIBRARY="${lib_dir}/libshardplan.so" \
+  suite zoo env SHARDPLAN_LIBRARY="${lib_dir}/libshardplan.so" SHARDPLAN_CLI="${lib_dir%/capi}/cli/shardplan" \
     /usr/bin/python3 -m pytest -q examples/zoo/test_zoo.py
 else
   echo "=== bindings: libshardplan.so did not build"

@@ -8,6 +8,7 @@ package shardplan
 import "C"
 
 import (
+	"encoding/json"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -209,6 +210,29 @@ func (b *Builder) AddPlanEntry(fqn string, layout *Layout) error {
 	return b.doLayout("AddPlanEntry", layout, func(p *C.sp_builder, lp *C.sp_layout, m *cmem) *C.sp_error {
 		return C.sp_builder_add_plan_entry(p, m.str(fqn), lp)
 	})
+}
+
+// SetTraining gives the document its training section (training-v1,
+// docs/format.md "Training"): section is the section's JSON text, an object
+// such as {"zero": 3, "device_memory": "80GiB"}. A section that is not an
+// object, an invalid value in it, or a second section is a *Error with
+// CodeInvalidArgument (nothing changes); what depends on the mesh
+// (shard_axes, activations.tensor_axis) is checked by Build. Since 0.9.
+func (b *Builder) SetTraining(section string) error {
+	return b.do("SetTraining", func(p *C.sp_builder, m *cmem) *C.sp_error {
+		return C.sp_builder_set_training(p, m.str(section))
+	})
+}
+
+// SetTrainingMap is SetTraining with the section as a map, encoded with
+// encoding/json (an error from the encoder is returned as is, before any
+// library call). Since 0.9.
+func (b *Builder) SetTrainingMap(section map[string]any) error {
+	text, err := json.Marshal(section)
+	if err != nil {
+		return err
+	}
+	return b.SetTraining(string(text))
 }
 
 // JSON returns the document built so far as shardplan.v1 JSON

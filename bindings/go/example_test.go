@@ -189,3 +189,40 @@ func ExampleDocument_Plan() {
 	// memory: 8 devices, 3072 bytes unsharded, max 768 on device 0, per device [768 768 768 768 768 768 768 768]
 	// down_proj out:output tp: P -> R all_reduce
 }
+
+// Plan a document with a training section and read the training memory of
+// its worst device, the totals over devices and the verdict; a builder
+// refuses an invalid training section.
+func ExampleResult_Training() {
+	data, err := os.ReadFile("../../tests/golden/cases/exceeds-device-memory.fail.json")
+	if err != nil {
+		log.Fatal(err)
+	}
+	doc, err := shardplan.Parse(data, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer doc.Close()
+	res, err := doc.Plan(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer res.Close()
+	t := res.Training() // nil without a training section
+	fmt.Printf("worst device %d at %v: params %d, grads %d, master %d, optimizer %d, gathered %d, activations %d, total %d\n",
+		t.WorstDevice, t.WorstCoordinates, t.Params, t.Grads, t.Master, t.Optimizer, t.Gathered, t.Activations, t.Total)
+	fmt.Printf("totals: max %d, min %d, mean %.0f, per device %v\n",
+		t.MaxTotalBytes, t.MinTotalBytes, t.MeanTotalBytes, t.PerDeviceTotalBytes)
+	fmt.Println(res.Diagnostics()[0].Code)
+	b, err := shardplan.NewBuilder()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer b.Close()
+	fmt.Println(b.SetTrainingMap(map[string]any{"zero": 4}))
+	// Output:
+	// worst device 0 at [0 0]: params 9437184, grads 9437184, master 18874368, optimizer 37748736, gathered 0, activations 348127232, total 423624704
+	// totals: max 423624704, min 423624704, mean 423624704, per device [423624704 423624704 423624704 423624704 423624704 423624704 423624704 423624704]
+	// exceeds-device-memory
+	// shardplan: INVALID_ARGUMENT: 'zero' must be an integer from 0 to 3 (at /training/zero)
+}

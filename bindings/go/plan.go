@@ -25,6 +25,32 @@ type Memory struct {
 	PerDeviceBytes []uint64
 }
 
+// Training is the training memory of a result (training-v1, section 4;
+// since 0.9), for a document with a training section: the worst device (the
+// largest total, the lowest number on ties) by category, and the totals over
+// devices. All in bytes per device; a category that does not apply is 0.
+// Whether it fits (exceeds-device-memory, near-device-memory) is among the
+// result's diagnostics.
+type Training struct {
+	WorstDevice uint64 // the worst device, numbered row-major over the mesh axes
+	// WorstCoordinates has the worst device's coordinate on each mesh axis,
+	// in mesh order.
+	WorstCoordinates []uint64
+	Params           uint64
+	Grads            uint64
+	Master           uint64
+	Optimizer        uint64
+	Gathered         uint64 // the largest FSDP unit, gathered (zero 3)
+	Activations      uint64 // the same on every device
+	Total            uint64
+	MaxTotalBytes    uint64  // the largest total of any device
+	MinTotalBytes    uint64  // the smallest total of any device
+	MeanTotalBytes   float64 // the mean total over the devices
+	// PerDeviceTotalBytes has each device's total, in device order; nil when
+	// the library lists none (meshes beyond 65,536 devices).
+	PerDeviceTotalBytes []uint64
+}
+
 // PlanEntry is one entry of a planned result's final plan: the module's FQN
 // ("" is the root) and where the entry came from ("owned:model",
 // "owned:family", "owned:native", "template:AXIS:PATTERN" (one per rule),
@@ -49,8 +75,9 @@ type CommunicationRecord struct {
 	Collective string
 }
 
-// copyPlan copies the memory, plan entries and communication records of
-// the library's result into r (nothing for a result that was not planned).
+// copyPlan copies the memory, training memory, plan entries and
+// communication records of the library's result into r (nothing for a
+// result that was not planned).
 // Called by newResult, before r is shared.
 func (r *Result) copyPlan() error {
 	var cm C.sp_memory
@@ -75,6 +102,31 @@ func (r *Result) copyPlan() error {
 			}
 		}
 		r.memory = m
+	}
+
+	var ct C.sp_training
+	if err := takeError(C.sp_result_training(r.ptr, &ct, &present)); err != nil {
+		return err
+	}
+	if present != 0 {
+		r.training = &Training{
+			WorstDevice:         uint64(ct.worst_device),
+			WorstCoordinates:    copyUint64s(ct.worst_coordinates, ct.num_axes),
+			Params:              uint64(ct.params),
+			Grads:               uint64(ct.grads),
+			Master:              uint64(ct.master),
+			Optimizer:           uint64(ct.optimizer),
+			Gathered:            uint64(ct.gathered),
+			Activations:         uint64(ct.activations),
+			Total:               uint64(ct.total),
+			MaxTotalBytes:       uint64(ct.max_total_bytes),
+			MinTotalBytes:       uint64(ct.min_total_bytes),
+			MeanTotalBytes:      float64(ct.mean_total_bytes),
+			PerDeviceTotalBytes: copyUint64s(ct.per_device_total_bytes, ct.num_devices_listed),
+		}
+		if r.training.WorstCoordinates == nil {
+			r.training.WorstCoordinates = []uint64{}
+		}
 	}
 
 	var n C.size_t
@@ -106,6 +158,19 @@ func (r *Result) copyPlan() error {
 		r.comm = append(r.comm, c)
 	}
 	return nil
+}
+
+// copyUint64s copies n values at p (owned by the library's result) into Go
+// memory; nil when p is NULL.
+func copyUint64s(p *C.uint64_t, n C.size_t) []uint64 {
+	if p == nil {
+		return nil
+	}
+	out := make([]uint64, int(n))
+	for i, v := range unsafe.Slice(p, int(n)) {
+		out[i] = uint64(v)
+	}
+	return out
 }
 
 func (r *Result) planEntry(i C.size_t) (PlanEntry, error) {
@@ -145,6 +210,22 @@ func (r *Result) Memory() *Memory {
 		m.PerDeviceBytes = nil
 	}
 	return &m
+}
+
+// Training returns the training memory of a result (since 0.9), or nil when
+// there is none: the document has no training section, no plan was made (a
+// plan made by Plan, or the document's own plan once every check passed),
+// or the mesh has more than 2^24 devices. The value is a copy.
+func (r *Result) Training() *Training {
+	if r.training == nil {
+		return nil
+	}
+	t := *r.training
+	t.WorstCoordinates = append([]uint64{}, r.training.WorstCoordinates...)
+	if r.training.PerDeviceTotalBytes != nil {
+		t.PerDeviceTotalBytes = append([]uint64(nil), r.training.PerDeviceTotalBytes...)
+	}
+	return &t
 }
 
 // PlanEntries returns the entries of the final plan in plan order; empty

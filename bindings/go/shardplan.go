@@ -416,7 +416,7 @@ func (d Diagnostic) String() string {
 
 // Result is the outcome of checking or planning a document. OK, Len,
 // Diagnostics (with their help and fix), Groups and, for a planned result,
-// Memory, PlanEntries and CommunicationRecords are copied into Go memory
+// Memory, Training, PlanEntries and CommunicationRecords are copied into Go memory
 // when the result is made and keep working after Close. JSON is made by the library on first use (for a large model that
 // costs a good part of the check's time, so a caller that never asks for it
 // does not pay) and then cached. Diagnostic, Group, PlanEntry and
@@ -428,6 +428,7 @@ type Result struct {
 	diags    []Diagnostic
 	groups   []DiagnosticGroup     // diagnostics.go
 	memory   *Memory               // nil: not planned
+	training *Training             // nil: none (plan.go)
 	plan     []PlanEntry           // plan.go
 	comm     []CommunicationRecord // plan.go
 	jsonOnce sync.Once

@@ -64,6 +64,10 @@ enum class Code : uint8_t {
   // A pipeline plan (Hugging Face base_model_pp_plan).
   kPipelineUnknownModule,
   kPipelineUnknownInput,
+  // Training memory (training-v1).
+  kTrainingPatternNoMatch,
+  kExceedsDeviceMemory,
+  kNearDeviceMemory,
 };
 
 // The stage of the pipeline that reports a code: the ownership stages run
@@ -181,6 +185,16 @@ inline constexpr CodeInfo kCodes[] = {
     {Code::kPipelineUnknownInput, "pipeline-unknown-input", Stage::kPlanning, Severity::kError, Severity::kWarning,
      "pipeline stage {0!r} takes {1!r}, which is no forward input of its module or of the model, nor an earlier "
      "stage's output", "planning.md#pipeline-unknown-input"},
+    // {0}: frozen or fsdp_units; {1}: the pattern; {2}: parameter or module.
+    {Code::kTrainingPatternNoMatch, "training-pattern-no-match", Stage::kPlanning, Severity::kWarning,
+     Severity::kWarning, "training.{0} pattern {1!r} matches no {2}", "planning.md#training-pattern-no-match"},
+    // The verdict: a warning in `check`, whose verdict stays the reference's.
+    // {0}: the device and its coordinates; {1}: its total; {2}: the budget;
+    // {3}: what would fit.
+    {Code::kExceedsDeviceMemory, "exceeds-device-memory", Stage::kPlanning, Severity::kError, Severity::kWarning,
+     "{0} needs {1} for training, more than device_memory {2}; {3}", "planning.md#exceeds-device-memory"},
+    {Code::kNearDeviceMemory, "near-device-memory", Stage::kPlanning, Severity::kWarning, Severity::kWarning,
+     "{0} needs {1} for training, more than {2}; {3}", "planning.md#near-device-memory"},
 };
 
 inline constexpr size_t kCodeCount = sizeof(kCodes) / sizeof(kCodes[0]);

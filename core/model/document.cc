@@ -168,6 +168,7 @@ std::unique_ptr<Document> Document::Clone() const {
   copy->templates = templates;
   copy->overrides = overrides;
   copy->pipeline = pipeline;
+  copy->training = training;
   return copy;
 }
 

@@ -357,6 +357,64 @@ struct PipelinePlan {
   std::vector<PipelineStage> stages;
 };
 
+// The `training` section (training-v1): what a training run keeps per
+// device besides the parameters. Defaults are the spec's.
+enum class Optimizer : uint8_t { kAdamW, kAdam, kMomentum, kSgd, kNone };
+enum class Recompute : uint8_t { kNone, kSelective, kFull };
+
+// The model description activations are computed from, in Hugging Face
+// config names (docs/format.md). Every field is below 2^31.
+struct ModelDescription {
+  int64_t hidden_size = 0;
+  int64_t num_attention_heads = 0;
+  // 0 until CompleteTraining fills the defaults of these three.
+  int64_t num_key_value_heads = 0;  // default: num_attention_heads
+  int64_t head_dim = 0;             // default: hidden_size / num_attention_heads
+  int64_t intermediate_size = 0;
+  bool gated_mlp = true;
+  int64_t num_hidden_layers = 0;
+  int64_t vocab_size = 0;
+  int64_t num_experts = 0;  // 0: no mixture-of-experts layers
+  int64_t num_experts_per_tok = 1;
+  int64_t moe_intermediate_size = 0;  // default: intermediate_size
+  int64_t num_shared_experts = 0;
+  int64_t first_k_dense_replace = 0;
+};
+
+struct ActivationSettings {
+  int64_t micro_batch = 1;
+  int64_t seq_len = 0;
+  Recompute recompute = Recompute::kSelective;
+  std::optional<NameId> tensor_axis;  // none: t = 1; CompleteTraining fills the default
+  bool sequence_parallel = false;
+};
+
+// A `frozen` or `fsdp_units` pattern with the JSON pointer of its string.
+struct TrainingPattern {
+  std::string pattern;
+  std::string pointer;
+};
+
+struct Training {
+  int zero = 0;
+  std::vector<NameId> shard_axes;  // CompleteTraining fills the default
+  // Whether the section gave `shard_axes` and `activations.tensor_axis`
+  // (their defaults depend on the mesh).
+  bool shard_axes_given = false;
+  bool tensor_axis_given = false;
+  Optimizer optimizer = Optimizer::kAdamW;
+  Dtype optimizer_dtype = Dtype::kFloat32;
+  std::optional<Dtype> master_dtype;  // none: no master copy
+  std::optional<Dtype> grad_dtype;    // none: each parameter's own dtype
+  std::vector<TrainingPattern> frozen;
+  std::vector<TrainingPattern> fsdp_units;
+  int64_t prefetch = 1;
+  std::optional<ActivationSettings> activations;  // set only with `model`
+  std::optional<ModelDescription> model;
+  std::optional<uint64_t> device_memory;
+  double headroom = 0.8;
+};
+
 struct Document {
   Interner names;
   // The placement maps of the document's layouts (and of a plan made here).
@@ -383,6 +441,7 @@ struct Document {
   std::vector<Template> templates;
   std::vector<FqnLayout> overrides;
   std::optional<PipelinePlan> pipeline;
+  std::optional<Training> training;
 
   std::string_view Name(NameId id) const { return names.View(id); }
   // The JSON pointer of what `origin` names (of a layout or parallel spec).

@@ -34,6 +34,11 @@ std::string ParameterTooLargeMessage(std::string_view id, Dtype dtype) {
                       DtypeBytes(dtype), DtypeBytes(dtype) == 1 ? " byte" : " bytes", " of ", DtypeName(dtype), ")");
 }
 
+std::string UnknownDtypeMessage(std::string_view name) {
+  return absl::StrCat("unknown dtype ", PyRepr(name),
+                      " (expected float32, float16, bfloat16, float8_e4m3fn, float8_e5m2, int8, int32, int64 or bool)");
+}
+
 DocumentError ParametersTooLarge() {
   return {"the parameters' sizes total more than 2^63 - 1 bytes", "/parameters"};
 }

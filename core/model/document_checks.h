@@ -100,6 +100,9 @@ std::optional<DocumentError> CheckTree(Document& doc, const Limits& limits);
 std::string ParameterTooLargeMessage(std::string_view id, Dtype dtype);
 DocumentError ParametersTooLarge();
 
+// The message for a dtype name that is none of document.h's.
+std::string UnknownDtypeMessage(std::string_view name);
+
 }  // namespace shardplan
 
 #endif  // SHARDPLAN_CORE_MODEL_DOCUMENT_CHECKS_H_

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <utility>
 
+#include "core/model/training.h"
 #include "rapidjson/prettywriter.h"
 #include "rapidjson/stringbuffer.h"
 
@@ -64,6 +65,7 @@ class DocumentWriter {
       WriteLayouts(doc_.overrides);
     }
     if (doc_.pipeline) WritePipeline(*doc_.pipeline);
+    if (doc_.training) WriteTraining(*doc_.training);
     w_.EndObject();
     return std::string(buffer_.GetString(), buffer_.GetSize());
   }
@@ -267,6 +269,97 @@ class DocumentWriter {
       }
       w_.EndArray();
     }
+    w_.EndObject();
+  }
+
+  // Every value the section holds; shard_axes and the tensor axis only as
+  // given (their defaults depend on the mesh), the model description's
+  // defaulted fields only once filled.
+  void WriteTraining(const Training& t) {
+    Key(w_, "training");
+    w_.StartObject();
+    Key(w_, "zero");
+    w_.Int(t.zero);
+    if (t.shard_axes_given) {
+      Key(w_, "shard_axes");
+      w_.StartArray();
+      for (NameId axis : t.shard_axes) String(w_, Name(axis));
+      w_.EndArray();
+    }
+    Key(w_, "optimizer");
+    String(w_, OptimizerName(t.optimizer));
+    Key(w_, "optimizer_dtype");
+    String(w_, DtypeName(t.optimizer_dtype));
+    for (const auto& [key, dtype] : {std::pair{"master_dtype", t.master_dtype}, {"grad_dtype", t.grad_dtype}}) {
+      if (!dtype) continue;
+      Key(w_, key);
+      String(w_, DtypeName(*dtype));
+    }
+    for (const auto& [key, patterns] : {std::pair{"frozen", &t.frozen}, {"fsdp_units", &t.fsdp_units}}) {
+      Key(w_, key);
+      w_.StartArray();
+      for (const TrainingPattern& p : *patterns) String(w_, p.pattern);
+      w_.EndArray();
+    }
+    Key(w_, "prefetch");
+    w_.Int64(t.prefetch);
+    if (t.activations) {
+      const ActivationSettings& a = *t.activations;
+      Key(w_, "activations");
+      w_.StartObject();
+      Key(w_, "micro_batch");
+      w_.Int64(a.micro_batch);
+      Key(w_, "seq_len");
+      w_.Int64(a.seq_len);
+      Key(w_, "recompute");
+      String(w_, RecomputeName(a.recompute));
+      if (t.tensor_axis_given) {
+        Key(w_, "tensor_axis");
+        if (a.tensor_axis) {
+          String(w_, Name(*a.tensor_axis));
+        } else {
+          w_.Null();
+        }
+      }
+      Key(w_, "sequence_parallel");
+      w_.Bool(a.sequence_parallel);
+      w_.EndObject();
+    }
+    if (t.model) {
+      const ModelDescription& m = *t.model;
+      Key(w_, "model");
+      w_.StartObject();
+      for (const auto& [key, value] : std::initializer_list<std::pair<std::string_view, int64_t>>{
+               {"hidden_size", m.hidden_size},
+               {"num_attention_heads", m.num_attention_heads},
+               {"num_key_value_heads", m.num_key_value_heads},
+               {"head_dim", m.head_dim},
+               {"intermediate_size", m.intermediate_size},
+               {"num_hidden_layers", m.num_hidden_layers},
+               {"vocab_size", m.vocab_size},
+               {"num_experts", m.num_experts},
+               {"num_experts_per_tok", m.num_experts_per_tok},
+               {"moe_intermediate_size", m.moe_intermediate_size},
+               {"num_shared_experts", m.num_shared_experts},
+               {"first_k_dense_replace", m.first_k_dense_replace},
+           }) {
+        // 0 is a default not filled yet where the minimum is 1.
+        if (value == 0 && key != "num_experts" && key != "num_shared_experts" && key != "first_k_dense_replace") {
+          continue;
+        }
+        Key(w_, key);
+        w_.Int64(value);
+      }
+      Key(w_, "gated_mlp");
+      w_.Bool(m.gated_mlp);
+      w_.EndObject();
+    }
+    if (t.device_memory) {
+      Key(w_, "device_memory");
+      w_.Uint64(*t.device_memory);
+    }
+    Key(w_, "headroom");
+    w_.Double(t.headroom);
     w_.EndObject();
   }
 

@@ -269,13 +269,20 @@ Value Reader::ReadNumber() {
     out.int_ = negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
     return out;
   }
-  // Not an int64: only whether it fits a double matters.
+  // Not an int64: it must fit a double; its text is kept for GetDouble.
   const std::string text(start, p_);
   if (std::isinf(std::strtod(text.c_str(), nullptr))) {
     FailAt(Error::kNumberTooBig, start);
     return Value();
   }
+  out.size_ = static_cast<uint32_t>(p_ - start);
+  out.str_ = start;
   return out;
+}
+
+double Value::GetDouble() const {
+  if (flag_) return static_cast<double>(int_);
+  return std::strtod(std::string(str_, size_).c_str(), nullptr);
 }
 
 Value Reader::ReadLiteral(std::string_view word) {

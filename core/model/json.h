@@ -72,6 +72,8 @@ class Value {
 
   bool GetBool() const { return flag_; }
   int64_t GetInt64() const { return int_; }
+  // A number's value: an int64 exactly, any other number the nearest double.
+  double GetDouble() const;
   std::string_view str() const { return {str_, size_}; }
   size_t Size() const { return size_; }  // of an array
   const Value& operator[](size_t i) const { return elements_[i]; }
@@ -85,10 +87,10 @@ class Value {
 
   Type type_ = Type::kNull;
   bool flag_ = false;  // kBool: the value; kNumber: IsInt64
-  uint32_t size_ = 0;  // string bytes, array elements or object members
+  uint32_t size_ = 0;  // string or non-int64 number bytes, array elements or object members
   union {
     int64_t int_ = 0;
-    const char* str_;
+    const char* str_;  // a string's, or a number's that is not an int64
     const Value* elements_;
     const Member* members_;
   };

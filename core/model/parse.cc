@@ -13,6 +13,7 @@
 #include "core/model/document_checks.h"
 #include "core/model/json_reader.h"
 #include "core/model/parser.h"
+#include "core/model/training.h"
 #include "core/text/json_pointer.h"
 #include "core/text/pyrepr.h"
 #include "core/text/utf8.h"
@@ -157,11 +158,24 @@ bool Parser::StreamItem(json::Section section, const json::Item& item) {
 // came through StreamItem; `root` holds those maps empty, so only their type
 // is checked here.
 bool Parser::ParseRoot(const Value& root) {
-  enum { kSchema, kMesh, kParameters, kRoot, kModules, kProviders, kPlan, kTemplates, kOverrides, kPipeline };
-  static constexpr std::array<std::string_view, 10> kKeys = {"schema",    "mesh",      "parameters", "root",
-                                                             "modules",   "providers", "plan",       "templates",
-                                                             "overrides", "pipeline"};
-  Fields<10> f;
+  enum {
+    kSchema,
+    kMesh,
+    kParameters,
+    kRoot,
+    kModules,
+    kProviders,
+    kPlan,
+    kTemplates,
+    kOverrides,
+    kPipeline,
+    kTraining,
+    kCount
+  };
+  static constexpr std::array<std::string_view, kCount> kKeys = {
+      "schema", "mesh",      "parameters", "root",     "modules", "providers",
+      "plan",   "templates", "overrides",  "pipeline", "training"};
+  Fields<kCount> f;
   if (!ReadFields(root, kKeys, f)) return false;
   for (int k : {kSchema, kMesh, kParameters, kRoot, kModules}) {
     if (!Required(f[k], kKeys[k])) return false;
@@ -218,6 +232,11 @@ bool Parser::ParseRoot(const Value& root) {
   if (f[kPipeline]) {
     At at(*this, "pipeline");
     if (!ParsePipeline(*f[kPipeline])) return false;
+  }
+  if (f[kTraining]) {
+    At at(*this, "training");
+    if (!ParseTraining(*f[kTraining])) return false;
+    if (auto error = CompleteTraining(doc_, *doc_.training)) return Fail(*std::move(error));
   }
   return true;
 }

@@ -11,6 +11,7 @@
 #ifndef SHARDPLAN_CORE_MODEL_PARSE_H_
 #define SHARDPLAN_CORE_MODEL_PARSE_H_
 
+#include <optional>
 #include <string_view>
 
 #include "core/limits.h"
@@ -21,6 +22,11 @@ namespace shardplan {
 
 // `skip_repeats`: json::DocumentReader's, a fast path (core/fast_paths.h).
 ParseResult ParseDocument(std::string_view json, const Limits& limits, bool skip_repeats = true);
+
+// Parses `json`, the value of a document's `training` key, into
+// doc.training as ParseDocument would, less the checks that need the rest
+// of the document (training.h's CompleteTraining): for the builder.
+std::optional<DocumentError> ParseTrainingSection(Document& doc, std::string_view json, const Limits& limits);
 
 }  // namespace shardplan
 

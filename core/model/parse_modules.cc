@@ -34,9 +34,7 @@ bool Parser::ParameterItem(std::string_view id, const Value& v) {
       if (!ExpectString(*dtype)) return false;
       const std::optional<Dtype> found = ParseDtype(Str(*dtype));
       if (!found) {
-        return Fail(absl::StrCat("unknown dtype ", PyRepr(Str(*dtype)),
-                                 " (expected float32, float16, bfloat16, float8_e4m3fn, "
-                                 "float8_e5m2, int8, int32, int64 or bool)"));
+        return Fail(UnknownDtypeMessage(Str(*dtype)));
       }
       param.dtype = *found;
     }

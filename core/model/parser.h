@@ -48,6 +48,9 @@ class Parser {
   bool StreamItems(json::Section section, absl::Span<const json::Item> items);
   // The top level; the streamed maps' members came through StreamItem.
   bool ParseRoot(const Value& root);
+  // A `training` section alone, as the top level's `training` member
+  // (parse.h's ParseTrainingSection).
+  bool ParseTrainingSection(const Value& v);
   const std::string& error() const { return error_; }
   const std::string& error_pointer() const { return error_pointer_; }
   const std::shared_ptr<const FixIt>& error_fix_it() const { return error_fix_it_; }
@@ -143,6 +146,15 @@ class Parser {
   bool ParsePipeline(const Value& v);
   // An array of strings into `out`.
   bool ParseNames(const Value& v, std::vector<std::string>& out);
+  // parse_training.cc. The *Field helpers read an optional member `v`
+  // named `key` (absent: `out` is unchanged).
+  bool ParseTraining(const Value& v);
+  bool ParseActivations(const Value& v, ActivationSettings& out, bool& tensor_axis_given);
+  bool ParseModelDescription(const Value& v, ModelDescription& out);
+  bool IntField(const Value* v, std::string_view key, int64_t low, int64_t high, int64_t& out);
+  bool BoolField(const Value* v, std::string_view key, bool& out);
+  bool DtypeField(const Value* v, std::string_view key, bool nullable, std::optional<Dtype>& out);
+  bool Patterns(const Value* v, std::string_view key, std::vector<TrainingPattern>& out);
 
   // The id of a name that recurs throughout a document (a type, or a
   // child, parameter, port or axis name): a small cache of recent ones is

@@ -15,12 +15,10 @@
 // nothing is known about them, and the report would otherwise be a guess.
 //
 // Cost: O(parameters + groups x (pieces of the chunking) + devices x axes),
-// never devices x parameters. Parameters that shard the same dims with the
-// same unit counts over the same axes form one group whose bytes on a device
-// are (sum of the group's weights) x (product of its local unit counts); a
-// group's per-device function only depends on the coordinates of the axes
-// that shard it and is piecewise constant over a few boxes, which are added
-// into a difference array over the device grid that is summed once at the end.
+// never devices x parameters (device_sums.h): parameters that shard the
+// same dims with the same unit counts over the same axes form one group
+// whose bytes on a device are (sum of the group's weights) x (product of its
+// local unit counts).
 #ifndef SHARDPLAN_CORE_PLANNING_MEMORY_H_
 #define SHARDPLAN_CORE_PLANNING_MEMORY_H_
 
@@ -28,11 +26,42 @@
 #include <optional>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "core/memory_report.h"
 #include "core/model/document.h"
 #include "core/model/placement.h"
+#include "core/planning/device_sums.h"
 
 namespace shardplan {
+
+// How a plan shards parameters over a device grid (shared with training.h).
+class PlanSharding {
+ public:
+  // (dim index, how it is sharded), in increasing dim order.
+  using Dims = absl::InlinedVector<std::pair<uint32_t, ShardedDim>, 2>;
+
+  PlanSharding(const Document& doc, const DeviceGrid& grid);
+  // The mesh index of `axis`, or nullopt for a name that is no mesh axis.
+  std::optional<uint32_t> AxisIndex(NameId axis) const;
+  // The dims of `param` that `placements` shards: S(d) on mesh axes of size
+  // > 1 with d in [-rank, rank); a dim of size n in blocks of b has n / b
+  // units of b elements. Nothing for a parameter of unknown shape.
+  void Shards(const Parameter& param, const NamedPlacements* placements, Dims& out) const;
+
+ private:
+  const DeviceGrid& grid_;
+  absl::flat_hash_map<NameId, uint32_t> axis_index_;
+};
+
+// A parameter's local elements on a device, as the product of the factors
+// of its sharded dims `dims` (copied into `sharded`, for DeviceSums) and the
+// returned elements: its unsharded dims whole and its sharded dims' blocks.
+// The parameter's shape is known.
+uint64_t Factors(const Parameter& param, const PlanSharding::Dims& dims, absl::InlinedVector<ShardedDim, 2>& sharded);
+
+// The report of per-device bytes `per_device` (one or more devices).
+MemoryReport Summarize(std::vector<uint64_t> per_device, uint64_t unsharded_bytes);
 
 // The memory each device holds for the parameters of `doc`.
 // `placement_of_param[p]` is the placement the plan declares for parameter

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Builds every document of the model zoo into examples/zoo/out/ (git-ignored):
-# <model>.json, a plan that passes, and <model>-broken.json, the same model with
-# a typical mistake. One line per document: its size, module and parameter
-# counts, and the time taken to build the model on the meta device and export
-# it. Extra arguments go to every script (--plan also plans each document with
-# the library and prints a one-line summary; --only good|broken).
+# <model>.json, a plan that passes, <model>-broken.json, the same model with
+# a typical mistake, and <model>-<setup>.json, the training setups of the
+# scripts that have some (README.md, "Training setups"). One line per document:
+# its size, module and parameter counts, and the time taken to build the model
+# on the meta device and export it. Extra arguments go to every script (--plan
+# also plans each document with the library and prints a one-line summary;
+# --only good|broken|training).
 #
 #   examples/zoo/build_all.sh
 #   bazel-bin/cli/shardplan plan examples/zoo/out/llama3-8b.json

@@ -1,8 +1,10 @@
 """DeepSeek-V3 (671B, MLA attention, 256 routed experts): the module structure, its plan,
-and a broken variant.
+a broken variant, and its pre-training layout (one pipeline stage on 128 H800s).
 
-    /usr/bin/python3 examples/zoo/deepseek_v3.py        # writes out/deepseek-v3.json and out/deepseek-v3-broken.json
+    /usr/bin/python3 examples/zoo/deepseek_v3.py        # writes out/deepseek-v3.json, out/deepseek-v3-broken.json,
+                                                        # out/deepseek-v3-train*.json
     python3 -m shardplan.torch examples/zoo/deepseek_v3.py:build --out /tmp/dsv3.json --plan
+    python3 -m shardplan.torch examples/zoo/deepseek_v3.py:build_train --out /tmp/dsv3-train.json --plan
 
 Built with torch.nn on the meta device with the module and parameter names of
 transformers 5's ``DeepseekV3ForCausalLM`` (src/transformers/models/deepseek_v3/
@@ -46,6 +48,8 @@ NAME = "deepseek-v3"
 # deepseek-ai/DeepSeek-V3 config.json (the values that shape parameters).
 CONFIG = SimpleNamespace(
     architectures=["DeepseekV3ForCausalLM"],
+    model_type="deepseek_v3",
+    hidden_act="silu",
     hidden_size=7168,
     intermediate_size=18432,         # the dense MLP of layers 0-2
     moe_intermediate_size=2048,      # each routed expert, and the shared expert (x n_shared_experts)
@@ -246,5 +250,107 @@ def build_broken():
     return build(broken=True)
 
 
+# ---------------------------------------------------------------------------
+# Training (README.md, "Training setups")
+#
+# DeepSeek-V3's pre-training (technical report, arXiv 2412.19437, section 3.2): 2048 H800
+# GPUs of 80 GiB; 16-way pipeline parallelism (DualPipe), 64-way expert parallelism
+# spanning 8 nodes, ZeRO-1 data parallelism, no tensor parallelism.
+#
+# The engine does not model pipeline parallelism (every device holds every module of the
+# document), so the document is what one pipeline rank builds: the model with only its
+# stage's decoder layers, as torchtitan's pipeline split (and torch.distributed.pipelining)
+# builds each stage, the other layers deleted and the embedding, final norm and head
+# None outside the first and last stages. 61 layers over 16 stages is 4 layers a stage
+# (three stages get 3); TRAIN_STAGE is the second stage, 4 MoE layers, the most expert
+# weight a stage holds. Its 128 GPUs (2048 / 16) are the mesh:
+TRAIN_STAGE = range(4, 8)
+# ep=64: each rank holds 256 / 64 = 4 experts of every MoE layer (the published
+# base_model_ep_plan on axis ep); dp=2: the two copies of each expert. The non-expert
+# weights are data parallel over all 128 (dp x ep), as Megatron's expert-data-parallel
+# groups are: ZeRO-1 over shard_axes ["dp", "ep"] shards them 128 ways and the experts,
+# already split on ep, over dp only. tp=1: the attention's tensor-parallel layout and the
+# published tp plan stay in the document, splitting nothing.
+TRAIN_MESH = {"dp": 2, "ep": 64, "tp": 1}
+# The precisions of the report's section 3.3: bf16 weights (the FP8 GEMMs quantize on the
+# fly; the checkpoint is the bf16 model), FP32 master weights and gradients, AdamW's two
+# moments in BF16. Activations of one 4096-token sequence (the pre-training length). The
+# model description (for the activations) comes from CONFIG, the whole model: 61 layers of
+# activations is what a 1F1B pipeline's first stage keeps (16 micro-batches in flight x 61
+# / 16 layers), an upper bound for every stage.
+TRAIN_TRAINING = {
+    "zero": 1,
+    "shard_axes": ["dp", "ep"],
+    "optimizer": "adamw",
+    "optimizer_dtype": "bfloat16",
+    "master_dtype": "float32",
+    "grad_dtype": "float32",
+    "activations": {"micro_batch": 1, "seq_len": 4096, "recompute": "full"},
+    "device_memory": "80GiB",
+}
+
+#: The training setups: out/deepseek-v3-<setup>.json.
+#: train: the layout above with every layer recomputed: fits.
+#: train-selective: only the attention scores recomputed, every other activation kept in
+#: bf16: exceeds (DeepSeek-V3 keeps them in FP8 and recomputes the norms and the MLA
+#: up-projections, which the model of activations cannot express).
+TRAINING_SETUPS = ("train", "train-selective")
+
+
+def pipeline_stage(model: nn.Module, layers) -> nn.Module:
+    """``model`` as one pipeline rank holds it (torchtitan's pipeline split): only the
+    decoder layers ``layers`` (a ModuleDict keyed by their layer numbers, so that every
+    name stays the same), the embedding only with layer 0, the final norm and the head
+    only with the last layer."""
+    base = model.model
+    layers = list(layers)
+    count = len(base.layers)
+    base.layers = nn.ModuleDict({str(i): base.layers[i] for i in layers})
+    if 0 not in layers:
+        base.embed_tokens = None
+    if count - 1 not in layers:
+        base.norm = None
+        model.lm_head = None
+    return model
+
+
+def build_training(setup: str = "train"):
+    """(model, export arguments) of one training setup (``TRAINING_SETUPS``)."""
+    if setup not in TRAINING_SETUPS:
+        raise ValueError(f"unknown setup {setup!r} (known: {', '.join(TRAINING_SETUPS)})")
+    model = pipeline_stage(DeepseekV3ForCausalLM(CONFIG, dtype=getattr(torch, CONFIG.torch_dtype)), TRAIN_STAGE)
+    training = dict(TRAIN_TRAINING)
+    if setup == "train-selective":
+        training["activations"] = dict(training["activations"], recompute="selective")
+    extras = {
+        "mesh": TRAIN_MESH,
+        # No providers and no pipeline plan: this stage has no embedding, final norm or
+        # head. The published plans, less the dense-MLP rules (this stage's layers are all
+        # MoE layers: those rules would match nothing).
+        "templates": [
+            zoo.hf_template("ep", HF_BASE_MODEL_EP_PLAN),
+            zoo.hf_template("tp", HF_BASE_MODEL_TP_PLAN, drop=DENSE_MLP_RULES),
+        ],
+        "blocks": zoo.head_blocks(model),
+        "training": training,
+    }
+    return model, extras
+
+
+#: The tp plan's rules for the dense MLP of layers 0-2.
+DENSE_MLP_RULES = ("layers.*.mlp.gate_proj", "layers.*.mlp.up_proj", "layers.*.mlp.down_proj")
+
+
+def build_train():
+    return build_training("train")
+
+
+def build_train_selective():
+    return build_training("train-selective")
+
+
+TRAINING = {"train": build_train, "train-selective": build_train_selective}
+
+
 if __name__ == "__main__":
-    sys.exit(zoo.main(NAME, build))
+    sys.exit(zoo.main(NAME, build, training=TRAINING))

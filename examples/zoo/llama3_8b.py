@@ -1,7 +1,10 @@
-"""Meta-Llama-3-8B: the module structure, its sharding plan, and a broken variant.
+"""Meta-Llama-3-8B: the module structure, its sharding plan, a broken variant, and
+training setups (FSDP on one node of 8 x 80 GiB, as torchtitan trains it).
 
-    /usr/bin/python3 examples/zoo/llama3_8b.py          # writes out/llama3-8b.json and out/llama3-8b-broken.json
+    /usr/bin/python3 examples/zoo/llama3_8b.py          # writes out/llama3-8b.json, out/llama3-8b-broken.json,
+                                                        # out/llama3-8b-fsdp*.json
     python3 -m shardplan.torch examples/zoo/llama3_8b.py:build --out /tmp/llama.json --plan
+    python3 -m shardplan.torch examples/zoo/llama3_8b.py:build_fsdp --out /tmp/llama-fsdp.json --plan
 
 The model is built with torch.nn on the meta device (shapes and dtypes, no
 memory), with the module and parameter names of transformers'
@@ -28,6 +31,8 @@ NAME = "llama3-8b"
 # meta-llama/Meta-Llama-3-8B config.json (the values that shape parameters).
 CONFIG = SimpleNamespace(
     architectures=["LlamaForCausalLM"],
+    model_type="llama",
+    hidden_act="silu",
     hidden_size=4096,
     intermediate_size=14336,
     num_hidden_layers=32,
@@ -118,5 +123,74 @@ def build_broken():
     return build(broken=True)
 
 
+# ---------------------------------------------------------------------------
+# Training (README.md, "Training setups")
+
+# One node of 8 GPUs of 80 GiB, every GPU a data-parallel rank: torchtitan's Llama 3 8B
+# (torchtitan/models/llama3/train_configs/llama3_8b.toml: data_parallel_shard_degree -1,
+# tensor_parallel_degree 1, local_batch_size 1, seq_len 8192). tp=1 keeps the published
+# tensor-parallel plan in the document, splitting nothing.
+FSDP_MESH = {"dp": 8, "tp": 1}
+
+# FSDP2 (fully_shard) as torchtitan applies it: every decoder layer its own unit, the
+# rest (embedding, final norm, head) the root unit; parameters, gradients and optimizer
+# states sharded over dp (zero 3); AdamW with fp32 states and an fp32 master copy of the
+# bf16 parameters; gradients reduced in fp32 (MixedPrecisionPolicy(param_dtype=bfloat16,
+# reduce_dtype=float32)); one unit prefetched. Activations of one sequence of 8192 tokens,
+# every layer recomputed in the backward pass (activation_checkpoint.mode "full");
+# the model description comes from CONFIG (shardplan.torch.model_description).
+FSDP_TRAINING = {
+    "zero": 3,
+    "shard_axes": ["dp"],
+    "optimizer": "adamw",
+    "optimizer_dtype": "float32",
+    "master_dtype": "float32",
+    "grad_dtype": "float32",
+    "fsdp_units": ["model.embed_tokens", "model.layers.*", "lm_head"],
+    "prefetch": 1,
+    "activations": {"micro_batch": 1, "seq_len": 8192, "recompute": "full"},
+    "device_memory": "80GiB",
+}
+
+#: The training setups: out/llama3-8b-<setup>.json.
+#: fsdp: fits. fsdp-selective: torchtitan's default selective recompute, near the memory.
+#: fsdp-broken: "zero" left out (0: plain data parallel, everything replicated): exceeds.
+TRAINING_SETUPS = ("fsdp", "fsdp-selective", "fsdp-broken")
+
+
+def build_training(setup: str = "fsdp"):
+    """(model, export arguments) of one training setup (``TRAINING_SETUPS``)."""
+    if setup not in TRAINING_SETUPS:
+        raise ValueError(f"unknown setup {setup!r} (known: {', '.join(TRAINING_SETUPS)})")
+    model, extras = build()
+    training = dict(FSDP_TRAINING)
+    if setup == "fsdp-selective":
+        # Only the attention scores recomputed (torchtitan's default, activation_checkpoint.mode
+        # "selective"): the MLP's gate, up and product tensors of all 32 layers stay.
+        training["activations"] = dict(training["activations"], recompute="selective")
+    if setup == "fsdp-broken":
+        # The mistake: the FSDP settings without "zero": 3. Zero 0 is plain data
+        # parallelism (DDP): every GPU holds all 8B parameters, their gradients, the
+        # master copy and both AdamW states, 18 bytes a parameter.
+        del training["zero"]
+    extras.update(mesh=FSDP_MESH, training=training)
+    return model, extras
+
+
+def build_fsdp():
+    return build_training("fsdp")
+
+
+def build_fsdp_selective():
+    return build_training("fsdp-selective")
+
+
+def build_fsdp_broken():
+    return build_training("fsdp-broken")
+
+
+TRAINING = {"fsdp": build_fsdp, "fsdp-selective": build_fsdp_selective, "fsdp-broken": build_fsdp_broken}
+
+
 if __name__ == "__main__":
-    sys.exit(zoo.main(NAME, build))
+    sys.exit(zoo.main(NAME, build, training=TRAINING))

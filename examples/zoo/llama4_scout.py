@@ -34,6 +34,8 @@ NAME = "llama4-scout"
 # Llama4TextConfig's defaults.
 CONFIG = SimpleNamespace(
     architectures=["Llama4ForCausalLM"],
+    model_type="llama4_text",        # the text model's (Llama4TextConfig)
+    hidden_act="silu",
     hidden_size=5120,
     intermediate_size=8192,          # each routed expert's and the shared expert's MLP size
     intermediate_size_mlp=16384,     # the dense MLP's, for layers that are not MoE (none here)

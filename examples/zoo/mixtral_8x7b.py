@@ -30,6 +30,8 @@ NAME = "mixtral-8x7b"
 # mistralai/Mixtral-8x7B-v0.1 config.json (the values that shape parameters).
 CONFIG = SimpleNamespace(
     architectures=["MixtralForCausalLM"],
+    model_type="mixtral",
+    hidden_act="silu",
     hidden_size=4096,
     intermediate_size=14336,         # each expert's MLP size
     num_hidden_layers=32,

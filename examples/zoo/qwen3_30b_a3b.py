@@ -31,6 +31,8 @@ NAME = "qwen3-30b-a3b"
 # Qwen/Qwen3-30B-A3B config.json (the values that shape parameters).
 CONFIG = SimpleNamespace(
     architectures=["Qwen3MoeForCausalLM"],
+    model_type="qwen3_moe",
+    hidden_act="silu",
     hidden_size=2048,
     intermediate_size=6144,          # dense MLP size: unused, every layer is sparse (below)
     moe_intermediate_size=768,

@@ -1,10 +1,16 @@
-"""The zoo's documents plan as intended: every good model is ok, and every
-broken variant shows the mistake it was built to show.
+"""The zoo's documents plan as intended: every good model is ok, every
+broken variant shows the mistake it was built to show, and every training
+setup has its verdict (fits, or the memory error or warning naming the change
+that would fit), in the library, in the CLI and in docs/planning.md.
 
     SHARDPLAN_LIBRARY=... /usr/bin/python3 -m pytest -q examples/zoo/test_zoo.py
+
+The CLI's checks run the shardplan CLI at $SHARDPLAN_CLI, else the checkout's
+bazel-bin/cli/shardplan (they fail when there is none).
 """
 import importlib
 import os
+import subprocess
 import sys
 
 import pytest
@@ -21,6 +27,8 @@ import plan_differential  # noqa: E402  (the independent model of planner-v1)
 import planner_reference  # noqa: E402
 import shardplan  # noqa: E402
 import shardplan.torch as exporter  # noqa: E402
+import training_differential  # noqa: E402  (the independent model of training-v1)
+import training_reference  # noqa: E402
 
 # script -> the diagnostic codes its broken variant must show (errors and
 # warnings; every variant also has the info unplanned-parameters or not).
@@ -181,3 +189,181 @@ def test_every_published_plan_pastes_unchanged(script, release):
             assert not [str(d) for d in result.diagnostics if d.severity.name.lower() == "error"]
         pasted += 1
     assert pasted >= 1
+
+
+# ---------------------------------------------------------------------------
+# Training: the model descriptions and the training setups (README.md, "Training setups")
+
+# Each script's CONFIG described for the activations (shardplan.torch.model_description),
+# written out by hand from the published config.json values.
+DESCRIPTIONS = {
+    "llama3_8b": {
+        "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+        "intermediate_size": 14336, "gated_mlp": True, "num_hidden_layers": 32, "vocab_size": 128256,
+    },
+    "qwen3_30b_a3b": {
+        "hidden_size": 2048, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
+        "intermediate_size": 6144, "gated_mlp": True, "num_hidden_layers": 48, "vocab_size": 151936,
+        "num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768,
+        "num_shared_experts": 0, "first_k_dense_replace": 0,
+    },
+    "mixtral_8x7b": {
+        "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+        "intermediate_size": 14336, "gated_mlp": True, "num_hidden_layers": 32, "vocab_size": 32000,
+        "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 14336,
+        "num_shared_experts": 0, "first_k_dense_replace": 0,
+    },
+    "deepseek_v3": {
+        # MLA: Q and K heads of 128 + 64, V and output heads of 128; one head size of
+        # (192 + 128) / 2 keeps the same bytes.
+        "hidden_size": 7168, "num_attention_heads": 128, "num_key_value_heads": 128, "head_dim": 160,
+        "intermediate_size": 18432, "gated_mlp": True, "num_hidden_layers": 61, "vocab_size": 129280,
+        "num_experts": 256, "num_experts_per_tok": 8, "moe_intermediate_size": 2048,
+        "num_shared_experts": 1, "first_k_dense_replace": 3,
+    },
+    "llama4_scout": {
+        # The dense MLP (intermediate_size_mlp) of no layer here; experts and the shared
+        # expert of intermediate_size.
+        "hidden_size": 5120, "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+        "intermediate_size": 16384, "gated_mlp": True, "num_hidden_layers": 48, "vocab_size": 202048,
+        "num_experts": 16, "num_experts_per_tok": 1, "moe_intermediate_size": 8192,
+        "num_shared_experts": 1, "first_k_dense_replace": 0,
+    },
+}
+
+
+@pytest.mark.parametrize("script", sorted(DESCRIPTIONS))
+def test_the_config_describes_the_model(script):
+    module = importlib.import_module(script)
+    assert exporter.model_description(module.CONFIG) == DESCRIPTIONS[script]
+    # The model keeps its config, as transformers' do: activations without a model
+    # description are described from it.
+    model, extras = module.build()
+    assert model.config is module.CONFIG
+    doc = exporter.export(model, extras["mesh"], training={"activations": {"seq_len": 4096}})
+    assert doc["training"]["model"] == DESCRIPTIONS[script]
+
+
+# (script, setup) -> the verdict: None (fits: neither exceeds-device-memory nor
+# near-device-memory), or (code, the change its message names first, its new total).
+TRAINING_VERDICTS = {
+    ("llama3_8b", "fsdp"): None,
+    ("llama3_8b", "fsdp-selective"): ("near-device-memory", "recompute 'full'", "26.81 GiB"),
+    ("llama3_8b", "fsdp-broken"): ("exceeds-device-memory", "zero 1", "62.16 GiB"),
+    ("deepseek_v3", "train"): None,
+    ("deepseek_v3", "train-selective"): ("exceeds-device-memory", "recompute 'full'", "17.27 GiB"),
+}
+# The worst device's training total of each setup, in GiB (README.md's table).
+TRAINING_TOTALS = {
+    ("llama3_8b", "fsdp"): "26.81",
+    ("llama3_8b", "fsdp-selective"): "67.81",
+    ("llama3_8b", "fsdp-broken"): "140.69",
+    ("deepseek_v3", "train"): "17.27",
+    ("deepseek_v3", "train-selective"): "128.43",
+}
+MEMORY_CODES = ("exceeds-device-memory", "near-device-memory")
+
+
+def training_document(script, setup):
+    module = importlib.import_module(script)
+    model, extras = module.TRAINING[setup]()
+    extras = dict(extras)
+    mesh = extras.pop("mesh")
+    return exporter.export(model, mesh, **extras)
+
+
+def test_every_training_setup_has_a_verdict():
+    scripts = {script for script, _ in TRAINING_VERDICTS}
+    for script in scripts:
+        module = importlib.import_module(script)
+        assert set(module.TRAINING) == set(module.TRAINING_SETUPS)
+        assert {setup for s, setup in TRAINING_VERDICTS if s == script} == set(module.TRAINING_SETUPS)
+    zoo = importlib.import_module("zoo_common")
+    with_training = {script for script, _ in zoo.MODELS if hasattr(importlib.import_module(script), "TRAINING")}
+    assert with_training == scripts
+
+
+@pytest.mark.parametrize("script, setup", sorted(TRAINING_VERDICTS))
+def test_the_training_setup_has_its_verdict(script, setup):
+    doc = training_document(script, setup)
+    assert "model" in doc["training"]  # described from the model's config
+    with shardplan.plan(json.dumps(doc)) as result:
+        memory = [d for d in result.diagnostics if d.code in MEMORY_CODES]
+        others = {d.code for d in result.diagnostics if d.severity.name.lower() != "info"} - set(MEMORY_CODES)
+        got = result.to_dict()
+    assert not others, got["diagnostics"]
+    worst = got["memory"]["training"]["worst"]
+    assert f"{worst['total'] / 2**30:.2f}" == TRAINING_TOTALS[script, setup]
+    verdict = TRAINING_VERDICTS[script, setup]
+    if verdict is None:
+        assert memory == [], [str(d) for d in memory]
+        assert got["ok"] and worst["total"] <= 0.8 * 80 * 2**30
+    else:
+        code, change, total = verdict
+        assert [d.code for d in memory] == [code]
+        assert f"it would fit with: {change} ({total})" in memory[0].message, memory[0].message
+        assert got["ok"] == (code != "exceeds-device-memory")
+    # The spec's independent model (tools/reference/training_reference.py) agrees: the same
+    # totals per category and device, the same verdict and message.
+    assert training_differential.compare(training_reference.run_document(doc), got, "plan") is None
+
+
+def cli_path():
+    path = os.environ.get("SHARDPLAN_CLI") or os.path.join(HERE, "..", "..", "bazel-bin", "cli", "shardplan")
+    return path if os.access(path, os.X_OK) else None
+
+
+@pytest.mark.parametrize("script, setup", sorted(TRAINING_VERDICTS))
+def test_the_cli_prints_the_training_verdict(script, setup, tmp_path):
+    """`shardplan plan` on the setup's document, as README.md and docs/planning.md show it:
+    exit status 1 when it exceeds the device's memory, the verdict's message, the worst
+    device's total."""
+    cli = cli_path()
+    assert cli is not None, "no shardplan CLI: set SHARDPLAN_CLI or build //cli:shardplan"
+    path = tmp_path / f"{setup}.json"
+    path.write_text(exporter.dumps(training_document(script, setup)))
+    run = subprocess.run([cli, "plan", "--color", "never", str(path)], capture_output=True, text=True, timeout=120)
+    verdict = TRAINING_VERDICTS[script, setup]
+    assert run.returncode == (1 if verdict and verdict[0] == "exceeds-device-memory" else 0), run.stdout + run.stderr
+    lines = run.stdout.splitlines()
+    [total_line] = [line for line in lines if line.startswith("      total ")]
+    assert total_line.split()[1:3] == [TRAINING_TOTALS[script, setup], "GiB"], total_line
+    verdicts = [line for line in lines if line.startswith(("error[", "warning[")) and "device-memory]" in line]
+    if verdict is None:
+        assert verdicts == []
+    else:
+        code, change, total = verdict
+        severity = "error" if code == "exceeds-device-memory" else "warning"
+        assert len(verdicts) == 1 and verdicts[0].startswith(f"{severity}[{code}]: ")
+        assert f"it would fit with: {change} ({total})" in verdicts[0]
+
+
+def docs_verdicts():
+    """(command, output shown) of every block of docs/planning.md's "The zoo's verdicts"."""
+    import re
+
+    with open(os.path.join(HERE, "..", "..", "docs", "planning.md"), encoding="utf-8") as f:
+        text = f.read()
+    section = text[text.index("### The zoo's verdicts\n"):]
+    section = section[:section.index("\n### ", 1)]
+    blocks = re.findall(r"```\n(.*?)```", section, re.S)
+    return [tuple(body[2:].split("\n", 1)) for body in blocks if body.startswith("$ ")]
+
+
+def test_the_docs_show_the_verdicts_as_the_cli_prints_them(tmp_path):
+    """docs/planning.md's commands, run on the setups' documents written to a temporary
+    folder (the commands name examples/zoo/out/): the output shown, byte for byte."""
+    cli = cli_path()
+    assert cli is not None, "no shardplan CLI: set SHARDPLAN_CLI or build //cli:shardplan"
+    commands = docs_verdicts()
+    names = dict(importlib.import_module("zoo_common").MODELS)  # script -> document name
+    shown = [command.split()[2] for command, _ in commands]
+    assert sorted(shown) == sorted(f"examples/zoo/out/{names[script]}-{setup}.json"
+                                   for script, setup in TRAINING_VERDICTS)  # every setup, once
+    for script, setup in TRAINING_VERDICTS:
+        (tmp_path / f"{names[script]}-{setup}.json").write_text(exporter.dumps(training_document(script, setup)))
+    for command, output in commands:
+        command = command.replace("bazel-bin/cli/shardplan", cli).replace("examples/zoo/out/", f"{tmp_path}/")
+        run = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120)
+        assert run.stderr == "", command
+        assert run.stdout == output, command

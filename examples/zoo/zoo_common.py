@@ -15,8 +15,9 @@ scripts have in common:
   ``base_model_ep_plan`` as a planner template, a ``base_model_pp_plan`` as the
   document's pipeline plan (docs/planning.md), keys and styles unchanged;
 - ``head_blocks``: the head-sized ``blocks`` every attention module declares;
-- ``main``: the command line every script shares (writes out/<name>.json and
-  out/<name>-broken.json, one line per document with its size and the time).
+- ``main``: the command line every script shares (writes out/<name>.json,
+  out/<name>-broken.json and the script's training setups,
+  out/<name>-<setup>.json, one line per document with its size and the time).
 
 Nothing here imports shardplan until a document is exported, so the scripts'
 model building can be tried on its own.
@@ -128,6 +129,9 @@ def causal_lm_classes(prefix: str, module: str, decoder_layer: type, rms_norm: t
     class ForCausalLM(nn.Module):
         def __init__(self, config, *, dtype=torch.bfloat16):
             super().__init__()
+            # As transformers keeps it: shardplan.torch describes the model for the
+            # activations from it (shardplan.torch.model_description).
+            self.config = config
             self.model = Model(config, dtype=dtype)
             self.lm_head = linear(config.hidden_size, config.vocab_size, False, dtype)
             if config.tie_word_embeddings:
@@ -352,27 +356,44 @@ def _mib(n: int) -> str:
     return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 2**10:.0f} KiB"
 
 
-def main(name: str, build: Callable[..., Tuple[nn.Module, Dict[str, Any]]], argv=None) -> int:
-    """Builds ``name``'s good and broken documents into examples/zoo/out/.
+def main(
+    name: str,
+    build: Callable[..., Tuple[nn.Module, Dict[str, Any]]],
+    argv=None,
+    training: Mapping[str, Callable[[], Tuple[nn.Module, Dict[str, Any]]]] = (),
+) -> int:
+    """Builds ``name``'s good and broken documents into examples/zoo/out/, and
+    its training setups: ``training`` {setup: factory} -> out/<name>-<setup>.json.
 
     Prints one line per document: path, size, modules, parameters, total
     parameter count, and the time to build the model and to export it.
     ``--plan`` also plans each document with the library and prints the
-    summary (``shardplan.torch.report``, the diagnostics folded)."""
-    parser = argparse.ArgumentParser(description=f"Writes out/{name}.json and out/{name}-broken.json.")
+    summary (``shardplan.torch.report``, the diagnostics folded; with a
+    training section, the worst device's training memory)."""
+    training = dict(training)
+    parser = argparse.ArgumentParser(
+        description=f"Writes out/{name}.json, out/{name}-broken.json"
+        + "".join(f", out/{name}-{setup}.json" for setup in training) + "."
+    )
     parser.add_argument("--out-dir", default=OUT, help="where to write (default: examples/zoo/out)")
-    parser.add_argument("--only", choices=("good", "broken"), help="write just one of the two")
+    parser.add_argument("--only", choices=("good", "broken", "training"),
+                        help="write just the good document, the broken one, or the training setups")
     parser.add_argument("--plan", action="store_true", help="also plan each document and print a summary")
     args = parser.parse_args(argv)
     exporter = _import_exporter()
     os.makedirs(args.out_dir, exist_ok=True)
     status = 0
-    for broken in (False, True):
-        if args.only and args.only != ("broken" if broken else "good"):
+    documents = [("good", "", lambda: build(broken=False), False),
+                 ("broken", "-broken", lambda: build(broken=True), True)]
+    # A training setup's verdict is what it shows (test_zoo.py checks each): only the good
+    # document must plan without errors.
+    documents += [("training", f"-{setup}", factory, True) for setup, factory in training.items()]
+    for kind, suffix, factory, broken in documents:
+        if args.only and args.only != kind:
             continue
-        path = os.path.join(args.out_dir, f"{name}{'-broken' if broken else ''}.json")
+        path = os.path.join(args.out_dir, f"{name}{suffix}.json")
         t0 = time.perf_counter()
-        model, extras = build(broken=broken)
+        model, extras = factory()
         t1 = time.perf_counter()
         extras = dict(extras)
         mesh = extras.pop("mesh")
@@ -399,10 +420,13 @@ def main(name: str, build: Callable[..., Tuple[nn.Module, Dict[str, Any]]], argv
                     key = f"{d.severity}[{d.code}]"
                     codes[key] = codes.get(key, 0) + 1
                 m = result.memory
+                trained = ((result.to_dict().get("memory") or {}).get("training") or {}).get("worst")
                 print(
                     f"  plan: {'ok' if result.ok else 'errors'}; "
                     + (", ".join(f"{k} x{v}" for k, v in codes.items()) or "no diagnostics")
                     + (f"; max {m.max_bytes / 2**30:.2f} GiB per device of {m.devices}" if m else "")
+                    + (f"; training {trained['total'] / 2**30:.2f} GiB on device {trained['device']}"
+                       if trained else "")
                 )
                 status = max(status, 0 if result.ok or broken else 1)
     return status
@@ -427,5 +451,5 @@ def build_all(argv=None) -> int:
     status = 0
     for module_name, name in MODELS:
         module = importlib.import_module(module_name)
-        status = max(status, main(name, module.build, argv))
+        status = max(status, main(name, module.build, argv, getattr(module, "TRAINING", ())))
     return status

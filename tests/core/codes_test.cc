@@ -187,7 +187,7 @@ TEST(CodesTest, DiagnosticCodesIsTheTable) {
 TEST(CodesTest, OnlyThePlannersFindingsInCheckDependOnTheMode) {
   for (const CodeInfo& info : kCodes) {
     const bool planners = info.code == Code::kShardDimOutOfRange || info.code == Code::kPipelineUnknownModule ||
-                          info.code == Code::kPipelineUnknownInput;
+                          info.code == Code::kPipelineUnknownInput || info.code == Code::kExceedsDeviceMemory;
     EXPECT_EQ(info.severity != info.check_severity, planners) << info.name;
     if (planners) EXPECT_EQ(info.check_severity, Severity::kWarning) << info.name;
   }

@@ -139,6 +139,12 @@ export interface CheckResult {
   /** Diagnostics per code, in the order the codes first occur; {} when there is none. */
   counts: Record<string, number>;
   owned?: Owned;
+  /**
+   * check(): present only for a document that gives its own `plan` and has a `training` section
+   * (the memory of that plan, with `training`; absent when the mesh has more than 2^24 devices).
+   * plan(): see PlanResult (null when the mesh has more than 2^24 devices).
+   */
+  memory?: Memory | null;
 }
 
 /** A module's final-plan layout: every entry has params, in_src and in_dst. */
@@ -163,6 +169,49 @@ export interface Memory {
   max_device: number;
   /** Every device's bytes, in device order; absent for meshes of more than 65,536 devices. */
   per_device_bytes?: number[];
+  /** Training memory per device (training-v1): present when the document has a `training` section. */
+  training?: TrainingMemory;
+}
+
+/**
+ * One device's training memory by category, in bytes (training-v1 section 2; docs/planning.md,
+ * "Training memory"). A category that does not apply is 0; the six add up to `total`.
+ */
+export interface TrainingDeviceMemory {
+  /** The device number (row-major over the mesh axes in mesh order). */
+  device: number;
+  /** Its coordinate on each mesh axis, in mesh order, e.g. {dp: 0, tp: 0}. */
+  coordinates: Record<string, number>;
+  /** The parameters it holds (their ZeRO/FSDP shard under zero 3). */
+  params: number;
+  /** Gradients of the trained parameters (sharded under zero 2 and 3). */
+  grads: number;
+  /** The master_dtype copy of the trained parameters (sharded under zero 1 to 3); 0 without master_dtype. */
+  master: number;
+  /** Optimizer states of the trained parameters (sharded under zero 1 to 3). */
+  optimizer: number;
+  /** Parameters and gradients of the FSDP units gathered at once (zero 3 only). */
+  gathered: number;
+  /** Activations of the transformer layers it holds (with training.activations). */
+  activations: number;
+  total: number;
+}
+
+/**
+ * memory.training: every device's training total, and the breakdown of the worst device. Whether
+ * it fits is a diagnostic: `exceeds-device-memory` (more than training.device_memory; an error
+ * under plan, a warning under check) or `near-device-memory` (a warning: more than headroom x
+ * device_memory), whose message ends with the single changes that would fit ("; it would fit
+ * with: zero 1 (0.37 GiB), recompute 'full' (0.34 GiB)").
+ */
+export interface TrainingMemory {
+  /** The device with the largest total (ties: the lowest device number), by category. */
+  worst: TrainingDeviceMemory;
+  max_total_bytes: number;
+  min_total_bytes: number;
+  mean_total_bytes: number;
+  /** Every device's total, in device order; null for meshes of more than 65,536 devices. */
+  per_device_total_bytes: number[] | null;
 }
 
 export type Collective =
@@ -196,7 +245,8 @@ export interface PlanResult extends CheckResult {
   /** FQN -> where its entry came from: "owned:model", "owned:family", "owned:native",
    * "template:AXIS:PATTERN" (one per contributing rule) or "override"; in plan order. */
   provenance?: Record<string, string[]>;
-  /** null when the mesh has more than 2^24 devices. */
+  /** Memory per device (with `training` for a document with a training section); null when the
+   * mesh has more than 2^24 devices. */
   memory?: Memory | null;
   communication?: CommunicationRecord[];
   /** collective -> mesh axis -> number of records. */

@@ -791,8 +791,8 @@ describe('a large document', () => {
 describe('README.md', () => {
   // Runs the ```js block of a README section and compares its output with the ```text block
   // that follows it ("$ node FILE" then the output).
-  for (const [heading, file] of [['Example', 'example.mjs'], ['Planning', 'plan.mjs'], ['Who owns what', 'owners.mjs'],
-    ['Help, fixes and groups', 'fixes.mjs']]) {
+  for (const [heading, file] of [['Example', 'example.mjs'], ['Planning', 'plan.mjs'], ['Training memory', 'training.mjs'],
+    ['Who owns what', 'owners.mjs'], ['Help, fixes and groups', 'fixes.mjs']]) {
     test(`the ${heading} section's output is the one shown`, () => {
       const readme = readFileSync(join(npmDir(), 'README.md'), 'utf8');
       const at = readme.indexOf(`\n## ${heading}\n`);

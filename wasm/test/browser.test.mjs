@@ -7,8 +7,10 @@
 // tiny static server on an ephemeral port of 127.0.0.1, and the page is driven with playwright-core
 // (wasm/test/package.json; `npm ci` in wasm/test installs it) and the system Chromium
 // (/usr/bin/chromium, or SHARDPLAN_CHROMIUM). No network access is needed. Screenshots of the
-// failing and the passing example and of the plan tab (plan-tab.png) are written to
-// SHARDPLAN_TEST_OUTPUTS (a new temporary directory when unset).
+// failing and the passing example, of the plan tab (plan-tab.png) and of its training memory
+// (training-memory.png) are written to SHARDPLAN_TEST_OUTPUTS (a new temporary directory when unset).
+// The training test's reference numbers are the engine's own result for the same document, from
+// the site's copy of the npm package (shardplan/index.mjs).
 //
 // Running out of memory is tested under /small-memory/: the same site, with the worker's
 // WebAssembly memory capped at SMALL_MEMORY (capMemoryGrowth, prepended to worker.mjs as served),
@@ -20,6 +22,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 import { REPO, applyFix, capMemoryGrowth, doublingDocument } from './lib.mjs';
 
@@ -678,6 +681,177 @@ test('the plan tab over three mesh axes, for a document with its own plan, and o
   assert.equal(await page.locator('[data-testid=heatmap-cell]').count(), 8);
   assert.equal(await page.getAttribute('[data-testid=collectives] [data-collective=all_reduce] td[data-axis=tp]', 'data-count'), '5');
   assert.ok((await diagnostics()).some((d) => d.code === 'unplanned-parameters'));
+  await page.click('[data-testid=check-tab]');
+});
+
+// The engine's plan result for a document, from the site's own copy of the npm package.
+async function planResult(text) {
+  const wrapper = await import(pathToFileURL(path.join(process.env.SHARDPLAN_SITE, 'shardplan', 'index.mjs')).href);
+  return (await wrapper.load()).plan(text);
+}
+
+const TRAINING_CATEGORIES = ['params', 'grads', 'master', 'optimizer', 'gathered', 'activations'];
+
+// The stacked bars of the training breakdown: [{kind, device, total, segments: [[category, bytes]]}].
+const trainingBars = () => page.$$eval('[data-testid=training-bar]', (els) => els.map((e) => ({
+  kind: e.dataset.kind,
+  device: Number(e.dataset.device),
+  total: Number(e.dataset.total),
+  segments: [...e.querySelectorAll('[data-testid=training-segment]')].map((s) => [s.dataset.category, Number(s.dataset.bytes)]),
+})));
+
+// Runs `text` from the editor (Ctrl+Enter) and shows the plan tab.
+async function runInEditor(text) {
+  await page.fill('[data-testid=doc-input]', text);
+  await page.focus('[data-testid=doc-input]');
+  const state = await checked(() => page.keyboard.press('Control+Enter'));
+  await page.click('[data-testid=plan-tab]');
+  return state;
+}
+
+test('training memory: the verdict, the training-total heatmap, the stacked bar and selecting a device', { timeout: TIMEOUT * 2 }, async () => {
+  const text = golden('exceeds-device-memory.fail.json');
+  const result = await planResult(text);
+  const t = result.memory.training;
+  const worst = t.worst;
+  const exceeds = result.diagnostics.find((d) => d.code === 'exceeds-device-memory');
+  assert.ok(exceeds, 'the golden case exceeds its device_memory');
+  assert.equal(await runInEditor(text), 'errors');
+  assert.equal(await page.getAttribute('[data-testid=status]', 'data-mode'), 'plan');
+
+  // The verdict: the engine's message, shown in the memory panel, with the alternatives it names.
+  const verdict = page.locator('[data-testid=memory-verdict]');
+  assert.equal(await verdict.getAttribute('data-verdict'), 'exceeds');
+  assert.equal(await verdict.getAttribute('data-code'), 'exceeds-device-memory');
+  assert.equal(await page.textContent('[data-testid=memory-verdict-message]'), exceeds.message);
+  assert.match(await page.textContent('[data-testid=memory-verdict-title]'),
+    /^Does not fit: device 0 needs 404\.00 MiB for training, more than device_memory 384\.00 MiB$/);
+  const alternatives = await page.$$eval('[data-testid=memory-alternative]', (els) => els.map((e) => [e.dataset.change, e.dataset.total]));
+  assert.deepEqual(alternatives.map(([change]) => change), ['zero 1', "recompute 'full'"]);
+  assert.ok(exceeds.message.endsWith(`; it would fit with: ${alternatives.map(([c, total]) => `${c} (${total})`).join(', ')}`), exceeds.message);
+  assert.match(await page.textContent('[data-testid=memory-alternatives]'), /zero 1→0\.37 GiB/);
+
+  // The heatmap shows the training totals by default; the toggle switches to the parameters and back.
+  const metric = (m) => page.locator(`[data-testid=memory-metric][data-metric=${m}]`);
+  const heatmap = page.locator('[data-testid=heatmap]');
+  assert.equal(await metric('training').getAttribute('aria-pressed'), 'true');
+  assert.equal(await metric('params').getAttribute('aria-pressed'), 'false');
+  assert.equal(await heatmap.getAttribute('data-metric'), 'training');
+  assert.deepEqual(await heatmapBytes(), t.per_device_total_bytes);
+  assert.equal(await page.getAttribute('[data-testid=memory-stats] .mstat[data-key=worst]', 'data-value'), String(t.max_total_bytes));
+  assert.equal(await page.getAttribute('[data-testid=memory-stats] .mstat[data-key=budget]', 'data-value'), String(384 * 2 ** 20));
+  await metric('params').click();
+  assert.equal(await heatmap.getAttribute('data-metric'), 'params');
+  assert.equal(await metric('params').getAttribute('aria-pressed'), 'true');
+  assert.deepEqual(await heatmapBytes(), result.memory.per_device_bytes);
+  assert.equal(await page.getAttribute('[data-testid=memory-stats]', 'data-metric'), 'params');
+  assert.match(await page.textContent('[data-testid=memory-stats]'), /36\.00 MiB/); // unsharded
+  await metric('training').click();
+  assert.deepEqual(await heatmapBytes(), t.per_device_total_bytes);
+
+  // The worst device is selected: its six categories as one stacked bar, each the result's bytes,
+  // with the device_memory line (384MiB in the document) left of the bar's end (it exceeds).
+  const breakdown = page.locator('[data-testid=training-breakdown]');
+  assert.equal(await breakdown.getAttribute('data-device'), String(worst.device));
+  assert.equal(await page.getAttribute(`[data-testid=heatmap-cell][data-device="${worst.device}"]`, 'aria-pressed'), 'true');
+  let bars = await trainingBars();
+  assert.equal(bars.length, 1);
+  assert.deepEqual(bars[0], {
+    kind: 'breakdown', device: worst.device, total: worst.total,
+    segments: TRAINING_CATEGORIES.map((c) => [c, worst[c]]),
+  });
+  assert.equal(TRAINING_CATEGORIES.reduce((a, c) => a + worst[c], 0), worst.total);
+  assert.deepEqual(await page.$$eval('[data-testid=training-category]', (els) => els.map((e) => [e.dataset.category, Number(e.dataset.bytes)])),
+    TRAINING_CATEGORIES.map((c) => [c, worst[c]]));
+  assert.equal(Number(await page.getAttribute('[data-testid=training-total]', 'data-bytes')), worst.total);
+  assert.match(await page.textContent('[data-testid=training-total]'), /404\.00 MiB\s*423,624,704/);
+  assert.equal(Number(await page.getAttribute('[data-testid=training-bar] [data-testid=training-budget]', 'data-bytes')), 384 * 2 ** 20);
+  const box = (sel) => page.locator(sel).first().evaluate((e) => { const r = e.getBoundingClientRect(); return { left: r.left, right: r.right, width: r.width }; });
+  const budgetLine = await box('[data-testid=training-bar] [data-testid=training-budget]');
+  const activations = await box('[data-testid=training-segment][data-category=activations]');
+  const params = await box('[data-testid=training-segment][data-category=params]');
+  assert.ok(budgetLine.left < activations.right && budgetLine.left > params.right, JSON.stringify({ budgetLine, activations }));
+  // Segment widths follow the bytes: activations are 348127232 / 9437184 times the parameters.
+  assert.ok(Math.abs(activations.width / params.width - worst.activations / worst.params) < 1.5);
+
+  // Selecting another device: its total alone (the result has only totals per device), above the
+  // worst device's breakdown; the worst device again from the button.
+  await page.click('[data-testid=heatmap-cell][data-device="5"]');
+  assert.equal(await breakdown.getAttribute('data-device'), '5');
+  assert.equal(await page.getAttribute('[data-testid=heatmap-cell][data-device="5"]', 'aria-pressed'), 'true');
+  assert.equal(await page.getAttribute(`[data-testid=heatmap-cell][data-device="${worst.device}"]`, 'aria-pressed'), 'false');
+  bars = await trainingBars();
+  assert.deepEqual(bars.map((b) => [b.kind, b.device, b.total]), [['total', 5, t.per_device_total_bytes[5]], ['breakdown', worst.device, worst.total]]);
+  assert.deepEqual(bars[0].segments, [['total', t.per_device_total_bytes[5]]]);
+  assert.match(await page.textContent('[data-testid=training-breakdown]'), /Device 5 \(dp=1, tp=1\)total only/);
+  assert.match(await page.textContent('[data-testid=training-breakdown]'), /Device 0 \(dp=0, tp=0\), the worst device/);
+  // The selection survives the toggle; arrow keys move it.
+  await metric('params').click();
+  assert.equal(await breakdown.getAttribute('data-device'), '5');
+  assert.equal(await page.getAttribute('[data-testid=heatmap-cell][data-device="5"]', 'aria-pressed'), 'true');
+  await metric('training').click();
+  await page.focus('[data-testid=heatmap-cell][data-device="5"]');
+  await page.keyboard.press('ArrowRight');
+  assert.equal(await breakdown.getAttribute('data-device'), '6');
+  await page.click('[data-testid=select-worst]');
+  assert.equal(await breakdown.getAttribute('data-device'), String(worst.device));
+  assert.equal((await trainingBars()).length, 1);
+  await page.click('[data-testid=heatmap-cell][data-device="5"]');
+  await page.locator('[data-testid=memory-panel]').screenshot({ path: path.join(outputs, 'training-memory.png') });
+
+  // Uneven totals: pp 2 x dp 2 x tp 8 under zero 3, four KV heads over tp 8; a device without a
+  // KV head needs less. Its total bar is shorter than the worst device's.
+  const doc = JSON.parse(text);
+  doc.mesh = { pp: 2, dp: 2, tp: 8 };
+  Object.assign(doc.training, { zero: 3, device_memory: '200MiB' });
+  const unevenText = JSON.stringify(doc, null, 2);
+  const uneven = (await planResult(unevenText)).memory.training;
+  assert.equal(await runInEditor(unevenText), 'errors');
+  assert.deepEqual(await heatmapBytes(), uneven.per_device_total_bytes);
+  assert.equal(Number(await heatmap.locator('[data-testid=heatmap-legend]').getAttribute('data-min')), uneven.min_total_bytes);
+  assert.equal(Number(await heatmap.locator('[data-testid=heatmap-legend]').getAttribute('data-max')), uneven.max_total_bytes);
+  assert.ok(uneven.per_device_total_bytes[12] < uneven.worst.total);
+  await page.click('[data-testid=heatmap-cell][data-device="12"]');
+  bars = await trainingBars();
+  assert.deepEqual(bars.map((b) => [b.kind, b.device, b.total]), [['total', 12, uneven.per_device_total_bytes[12]], ['breakdown', 0, uneven.worst.total]]);
+  assert.match(await page.textContent('[data-testid=training-breakdown]'), /Device 12 \(pp=0, dp=1, tp=4\)total only/);
+  const totalBar = await box('[data-testid=training-bar][data-kind=total] [data-testid=training-segment]');
+  const worstBar = await page.$$eval('[data-testid=training-bar][data-kind=breakdown] [data-testid=training-segment]',
+    (els) => els.reduce((a, e) => a + e.getBoundingClientRect().width, 0));
+  assert.ok(totalBar.width < worstBar, `${totalBar.width} < ${worstBar}`);
+  assert.deepEqual(await page.$$eval('[data-testid=memory-alternative]', (els) => els.map((e) => e.dataset.change)), ["recompute 'full'"]);
+
+  // Near the limit: a warning, with its alternative.
+  assert.equal(await runInEditor(golden('near-device-memory.fail.json')), 'ok');
+  assert.equal(await verdict.getAttribute('data-verdict'), 'near');
+  assert.match(await page.textContent('[data-testid=memory-verdict-message]'), /more than headroom 0\.8 x device_memory .* it would fit with: recompute 'full' \(0\.34 GiB\)$/);
+  // No device_memory: the totals, with nothing to compare them with.
+  assert.equal(await runInEditor(golden('training-pattern-no-match.fail.json')), 'ok');
+  assert.equal(await verdict.getAttribute('data-verdict'), 'no-budget');
+  assert.equal(await page.locator('[data-testid=training-budget]').count(), 0);
+  assert.equal(await page.locator('[data-testid=training-segment][data-category=gathered]').getAttribute('data-bytes'), '24576000');
+  // More than 65,536 devices: no per-device totals, as the parameter heatmap says; the worst device's breakdown.
+  doc.mesh = { dp: 131072, tp: 4 };
+  assert.equal(await runInEditor(JSON.stringify(doc)), 'errors');
+  assert.equal(await page.locator('[data-testid=heatmap-cell]').count(), 0);
+  assert.match(await page.textContent('[data-testid=heatmap-none]'),
+    /^Per-device training totals come for meshes of at most 65,536 devices; this one has 524,288\./);
+  assert.deepEqual((await trainingBars()).map((b) => [b.kind, b.device]), [['breakdown', 0]]);
+  await metric('params').click();
+  assert.match(await page.textContent('[data-testid=heatmap-none]'), /^Per-device figures come for meshes of at most 65,536 devices/);
+
+  // A checked document with its own plan and a training section: no plan to show, the memory is.
+  const own = JSON.parse(fs.readFileSync(path.join(process.env.SHARDPLAN_SITE, 'examples', 'tiny-llama.json'), 'utf8'));
+  own.training = { zero: 1, device_memory: '1MiB' };
+  assert.equal(await runInEditor(JSON.stringify(own, null, 1)), 'ok');
+  assert.equal(await page.getAttribute('[data-testid=status]', 'data-mode'), 'check');
+  assert.match(await page.textContent('[data-testid=plan-empty]'), /gives its own final plan.*memory per device is below/);
+  assert.ok(await page.locator('#plan-section').isHidden());
+  assert.ok(await page.locator('[data-testid=memory-panel]').isVisible());
+  assert.equal(await verdict.getAttribute('data-verdict'), 'exceeds');
+  assert.match(await page.textContent('[data-testid=memory-verdict]'), /WARNING/i);
+  assert.equal(await page.locator('[data-testid=memory-no-alternative]').count(), 1);
+  assert.equal(await page.locator('[data-testid=heatmap-cell]').count(), 8);
   await page.click('[data-testid=check-tab]');
 });
 

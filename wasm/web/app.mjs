@@ -260,6 +260,10 @@ function buildView(msg, source, input) {
     input,                      // what was checked (text or File): the plan tab may plan it
     mode: msg.mode === 'plan' ? 'plan' : 'check',
     plan: msg.plan ?? null,     // the worker's plan summary (planSummary in worker.mjs)
+    // The result's memory (memorySummary in worker.mjs): the plan's, or a checked document's own
+    // plan's with a training section; memoryUi is what the memory panel shows of it.
+    memory: msg.memory ?? (msg.plan ? msg.plan.memory : null),
+    memoryUi: null,
     result,
     owned,
     ownership,
@@ -1125,7 +1129,7 @@ function planEmptyState(v) {
     say('Nothing to plan', 'The document is invalid (see the diagnostics): there is no plan to show.');
   } else if (v.tree.hasPlan) {
     say('The document gives its own final plan',
-      'It has a `plan` (made elsewhere), which is checked as given: nothing is planned here. A document with `templates` or `overrides` instead is planned when it is checked.');
+      `It has a \`plan\` (made elsewhere), which is checked as given: nothing is planned here. A document with \`templates\` or \`overrides\` instead is planned when it is checked.${v.memory ? ' Its \`training\` section is counted against that plan: the memory per device is below.' : ''}`);
   } else if (v.mode === 'plan') {
     say('No plan was made', 'The owners do not check (see the diagnostics): the plan is made once they do.');
   } else {
@@ -1143,10 +1147,16 @@ function planEmptyState(v) {
 function renderPlan(v) {
   state.planDirty = false;
   const p = v.plan;
+  // A checked document with its own plan and a training section has memory but no plan summary:
+  // the memory panel only.
+  const memoryOnly = !p && Boolean(v.memory);
   $('plan-state').hidden = Boolean(p);
-  $('plan-body').hidden = !p;
+  $('plan-body').hidden = !p && !memoryOnly;
+  $('plan-section').hidden = !p;
+  $('collectives-section').hidden = !p;
   if (!p) {
     $('plan-state').replaceChildren(planEmptyState(v));
+    if (memoryOnly) renderMemory(v);
     return;
   }
   renderPlanStats(v);
@@ -1167,6 +1177,7 @@ function renderPlanStats(v) {
   let placed = 0;
   for (const e of p.entries) placed += Object.keys(e.params).length;
   const m = p.memory;
+  const t = m ? m.training : null;
   const comm = COLLECTIVE_ORDER.filter((c) => !['slice', 'none'].includes(c) && p.collectives[c])
     .flatMap((c) => Object.entries(p.collectives[c]).map(([axis, n]) => `${c}@${axis} ×${n}`));
   el.append(
@@ -1176,8 +1187,11 @@ function renderPlanStats(v) {
       h('dd', { class: 'prov-counts' },
         ['owned', 'template', 'override'].map((k) => h('span', { class: `prov-count prov-${k}`, 'data-kind': k, 'data-value': p.kinds[k] },
           h('span', { class: 'sum-value', text: fmtInt(p.kinds[k]) }), h('span', { class: 'prov-count-label' }, h('span', { class: 'prov-dot' }), k))))),
-    item('memory', 'Max per device', m ? fmtMem(m.max_bytes) : '–',
-      m ? `${m.unsharded_bytes ? `${((100 * m.max_bytes) / m.unsharded_bytes).toFixed(1)}% of ` : ''}${fmtMem(m.unsharded_bytes)} unsharded` : 'not computed'),
+    t ? item('training', 'Training, worst device', fmtMem(t.max_total_bytes),
+      t.budget.bytes ? `${share(t.max_total_bytes, t.budget.bytes)} of device_memory ${fmtMem(t.budget.bytes)}` : 'no device_memory given',
+      `parameters at most ${fmtMem(m.max_bytes)}`)
+      : item('memory', 'Max per device', m ? fmtMem(m.max_bytes) : '–',
+        m ? `${m.unsharded_bytes ? `${((100 * m.max_bytes) / m.unsharded_bytes).toFixed(1)}% of ` : ''}${fmtMem(m.unsharded_bytes)} unsharded` : 'not computed'),
     item('communication', 'Collectives', fmtInt(comm.length ? comm.reduce((a, x) => a + Number(x.split('×')[1]), 0) : 0),
       comm.length ? comm.slice(0, 3).join(', ') + (comm.length > 3 ? ', …' : '') : 'no communication'),
   );
@@ -1291,35 +1305,271 @@ function indexCoords(axes, i) {
   return deviceCoords(axes, i).join('·');
 }
 
+// The mesh the devices are laid over: the plan summary's, else the document's (a checked document
+// with a plan of its own).
+const meshOf = (v) => (v.plan ? v.plan.mesh : v.tree ? v.tree.mesh : []);
+
+// The six categories of a device's training memory (training-v1 section 2: memory.training.worst).
+const TRAINING_CATEGORIES = [
+  ['params', 'Parameters', 'the parameters it holds (their ZeRO shard under zero 3)'],
+  ['grads', 'Gradients', 'of the trained parameters (sharded under zero 2 and 3)'],
+  ['master', 'Master copy', 'the master_dtype copy of the trained parameters (sharded under zero 1 to 3)'],
+  ['optimizer', 'Optimizer states', 'per trained element (sharded under zero 1 to 3)'],
+  ['gathered', 'Gathered (FSDP)', 'the units gathered at once under zero 3: parameters (with prefetch) and gradients'],
+  ['activations', 'Activations', 'of the transformer layers it holds (training.activations)'],
+];
+// Sets inline styles through the CSSOM (the page's Content-Security-Policy refuses style attributes).
+const placed = (el, styles) => Object.assign(el.style, styles) && el;
+const share = (a, b) => (b ? `${((100 * a) / b).toFixed(1)}%` : '');
+const coordsText = (coordinates) => Object.entries(coordinates).map(([a, c]) => `${a}=${c}`).join(', ');
+
+// What the memory panel shows for a run: the heatmap's figures ('training': each device's training
+// total, the default when the result has one; 'params': its parameter bytes) and the selected
+// device (the worst one until a heatmap cell is clicked).
+function memoryUi(v) {
+  if (!v.memoryUi) {
+    const t = v.memory && v.memory.training;
+    v.memoryUi = { metric: t ? 'training' : 'params', device: t ? t.worst.device : null };
+  }
+  return v.memoryUi;
+}
+
+// The engine's verdict on the worst device: its exceeds-device-memory or near-device-memory
+// diagnostic and the alternatives its message ends with ("; it would fit with: zero 1 (0.37 GiB),
+// shard_axes ['dp', 'tp'] (0.30 GiB), recompute 'full' (0.34 GiB)": [{change, total}]), or null
+// alternatives and the engine's words (`none`) when no change fits; null without either diagnostic.
+function trainingVerdict(v) {
+  const d = v.diagnostics.find((x) => x.code === 'exceeds-device-memory' || x.code === 'near-device-memory');
+  if (!d) return null;
+  const message = String(d.message);
+  const FITS = '; it would fit with: ';
+  const at = message.lastIndexOf(FITS);
+  if (at >= 0) {
+    const tail = message.slice(at + FITS.length);
+    const alternatives = [];
+    const re = /(.+?) \(([0-9.]+ [KMGTPE]?i?B)\)(?:, |$)/gy;
+    for (let m = re.exec(tail); m; m = re.exec(tail)) alternatives.push({ change: m[1], total: m[2] });
+    return { diagnostic: d, kind: d.code === 'exceeds-device-memory' ? 'exceeds' : 'near', alternatives, none: null };
+  }
+  const semi = message.lastIndexOf('; ');
+  return { diagnostic: d, kind: d.code === 'exceeds-device-memory' ? 'exceeds' : 'near', alternatives: null,
+    none: semi >= 0 ? message.slice(semi + 2) : null };
+}
+
 function renderMemory(v) {
-  const p = v.plan;
   const el = $('memory');
   el.replaceChildren();
-  const m = p.memory;
+  const m = v.memory;
+  const mesh = meshOf(v);
   if (!m) {
     $('memory-note').textContent = '';
     el.append(h('div', { class: 'empty', text: 'Not computed: the mesh has more than 2^24 devices.' }));
     return;
   }
-  $('memory-note').textContent = `${plural(m.devices, 'device')} · row-major over ${p.mesh.length ? p.mesh.map(([a]) => a).join(' × ') : 'the mesh'}`;
+  const t = m.training;
+  const ui = memoryUi(v);
+  const training = Boolean(t) && ui.metric === 'training';
+  $('memory-note').textContent = `${plural(m.devices, 'device')} · row-major over ${mesh.length ? mesh.map(([a]) => a).join(' × ') : 'the mesh'}${t ? ' · with training memory' : ''}`;
+  el.dataset.training = String(Boolean(t));
+  if (t) el.append(renderVerdict(v, t));
+
   const stat = (key, label, value, sub) => h('div', { class: 'mstat', 'data-key': key, 'data-value': value },
     h('span', { class: 'mstat-label', text: label }), h('span', { class: 'mstat-value', text: fmtMem(value) }), sub ? h('span', { class: 'mstat-sub', text: sub }) : null);
   const main = h('div', { class: 'memory-main' });
-  el.append(main, h('div', { class: 'mstats', 'data-testid': 'memory-stats' },
-    stat('max', 'Max per device', m.max_bytes, `device ${fmtInt(m.max_device)}${m.unsharded_bytes ? ` · ${((100 * m.max_bytes) / m.unsharded_bytes).toFixed(1)}% of unsharded` : ''}`),
-    stat('mean', 'Mean', m.mean_bytes),
-    stat('min', 'Min', m.min_bytes),
-    stat('unsharded', 'Unsharded', m.unsharded_bytes, 'every parameter once (tied ones once)')));
-  if (!m.per_device_bytes) {
-    main.append(h('div', { class: 'empty', text: `Per-device figures come for meshes of at most 65,536 devices; this one has ${fmtInt(m.devices)}.` }));
-    return;
+  let stats;
+  if (training) {
+    const b = t.budget;
+    stats = [
+      stat('worst', 'Training, worst device', t.max_total_bytes,
+        `device ${fmtInt(t.worst.device)}${Object.keys(t.worst.coordinates).length ? ` (${coordsText(t.worst.coordinates)})` : ''}${b.bytes ? ` · ${share(t.max_total_bytes, b.bytes)} of device_memory` : ''}`),
+      stat('mean', 'Mean', t.mean_total_bytes),
+      stat('min', 'Min', t.min_total_bytes),
+      stat('budget', 'device_memory', b.bytes ?? Number.NaN,
+        b.bytes ? `${b.written} in the training section · headroom ${b.headroom}: ${fmtMem(b.headroom * b.bytes)}` : 'not given in the training section: nothing to compare with'),
+    ];
+  } else {
+    stats = [
+      stat('max', 'Max per device', m.max_bytes, `device ${fmtInt(m.max_device)}${m.unsharded_bytes ? ` · ${((100 * m.max_bytes) / m.unsharded_bytes).toFixed(1)}% of unsharded` : ''}`),
+      stat('mean', 'Mean', m.mean_bytes),
+      stat('min', 'Min', m.min_bytes),
+      stat('unsharded', 'Unsharded', m.unsharded_bytes, 'every parameter once (tied ones once)'),
+    ];
   }
-  main.append(renderHeatmap(p.mesh, m, main.clientWidth));
+  el.append(main, h('div', { class: 'mstats', 'data-testid': 'memory-stats', 'data-metric': training ? 'training' : 'params' }, stats));
+
+  if (t) {
+    const choose = (metric) => {
+      if (ui.metric === metric) return;
+      ui.metric = metric;
+      renderMemory(v);
+    };
+    main.append(h('div', { class: 'seg', role: 'group', 'aria-label': 'What the heatmap shows', 'data-testid': 'memory-metric-toggle' },
+      [['params', 'Parameters', 'the bytes of parameters each device holds (memory.per_device_bytes)'],
+        ['training', 'Training total', 'each device’s training total: parameters, gradients, master copy, optimizer states, gathered, activations (memory.training.per_device_total_bytes)']]
+        .map(([metric, label, title]) => h('button', {
+          type: 'button', class: 'seg-button', 'data-testid': 'memory-metric', 'data-metric': metric, title,
+          'aria-pressed': String(ui.metric === metric), onclick: () => choose(metric),
+        }, label))));
+  }
+  const bytes = training ? t.per_device_total_bytes : m.per_device_bytes;
+  if (!bytes) {
+    main.append(h('div', { class: 'empty', 'data-testid': 'heatmap-none', text: training
+      ? `Per-device training totals come for meshes of at most 65,536 devices; this one has ${fmtInt(m.devices)}. The breakdown below is the worst device’s.`
+      : `Per-device figures come for meshes of at most 65,536 devices; this one has ${fmtInt(m.devices)}.` }));
+  } else {
+    const b = t ? t.budget : null;
+    main.append(renderHeatmap(mesh, {
+      bytes,
+      metric: training ? 'training' : 'params',
+      mark: training ? t.worst.device : m.max_device,
+      markLabel: training ? 'worst' : 'max',
+      sub: training
+        ? (x) => (b.bytes ? `${share(x, b.bytes)} of device_memory (${b.written})` : 'training total')
+        : (x) => (m.unsharded_bytes ? `${((100 * x) / m.unsharded_bytes).toFixed(1)}% of the unsharded parameters` : null),
+      selected: t ? ui.device : null,
+      onSelect: t ? (d) => {
+        ui.device = d;
+        el.querySelector('[data-testid=training-breakdown]').replaceWith(renderBreakdown(v, t, d));
+      } : null,
+    }, main.clientWidth));
+  }
+  if (t) el.append(renderBreakdown(v, t, ui.device));
 }
 
-function renderHeatmap(mesh, m, available) {
-  const bytes = m.per_device_bytes;
+// The verdict on the worst device's training memory: the engine's exceeds-device-memory or
+// near-device-memory message with the alternatives it names, or how the worst device compares
+// with device_memory when neither was reported.
+function renderVerdict(v, t) {
+  const verdict = trainingVerdict(v);
+  const b = t.budget;
+  const w = t.worst;
+  const kind = verdict ? verdict.kind : b.bytes ? 'fits' : 'no-budget';
+  const budgetText = b.bytes ? `device_memory ${fmtMem(b.bytes)}` : '';
+  const title = {
+    exceeds: `Does not fit: device ${fmtInt(w.device)} needs ${fmtMem(w.total)} for training, more than ${budgetText}`,
+    near: `Near the limit: device ${fmtInt(w.device)} needs ${fmtMem(w.total)}, more than headroom ${b.headroom} × ${budgetText}`,
+    fits: `Fits: the worst device, ${fmtInt(w.device)}, needs ${fmtMem(w.total)}, ${share(w.total, b.bytes)} of ${budgetText}`,
+    'no-budget': `Training needs at most ${fmtMem(w.total)} per device (device ${fmtInt(w.device)}); the training section gives no device_memory to compare with`,
+  }[kind];
+  const box = h('div', {
+    class: `mverdict mv-${kind} memory-wide`, 'data-testid': 'memory-verdict', 'data-verdict': kind,
+    'data-code': verdict ? verdict.diagnostic.code : null, role: verdict ? 'alert' : null,
+  }, h('div', { class: 'mv-head' }, h('span', { class: 'mv-icon', 'aria-hidden': 'true' }), h('strong', { class: 'mv-title', 'data-testid': 'memory-verdict-title', text: title })));
+  if (!verdict) return box;
+  const d = verdict.diagnostic;
+  box.append(h('p', { class: 'mv-message' },
+    h('span', { class: `sev sev-${d.severity}`, text: d.severity }), ' ', h('code', { class: 'mv-code', text: d.code }), ' ',
+    h('span', { 'data-testid': 'memory-verdict-message', text: d.message })));
+  if (verdict.alternatives && verdict.alternatives.length) {
+    box.append(h('div', { class: 'mv-alts' },
+      h('span', { class: 'mv-alts-label', text: 'It would fit with (each change alone; the worst device’s new total):' }),
+      h('ul', { 'data-testid': 'memory-alternatives' }, verdict.alternatives.map((a) => h('li', {
+        class: 'mv-alt', 'data-testid': 'memory-alternative', 'data-change': a.change, 'data-total': a.total,
+      }, h('code', { text: a.change }), h('span', { class: 'arrow', text: '→' }), h('span', { class: 'mv-alt-total', text: a.total }))))));
+  } else {
+    box.append(h('p', { class: 'mv-none', 'data-testid': 'memory-no-alternative',
+      text: verdict.none ? `${verdict.none[0].toUpperCase()}${verdict.none.slice(1)}.` : 'No single change the engine tries makes it fit.' }));
+  }
+  if (d.severity !== 'error') {
+    box.append(h('p', { class: 'mv-note', text: v.mode === 'check' && d.code === 'exceeds-device-memory'
+      ? 'A warning here: under check (a document with its own plan) the verdict stays the reference framework’s.'
+      : 'A warning: it does not make the result fail.' }));
+  }
+  return box;
+}
+
+// The selected device's training memory as a stacked bar: the worst device's six categories, or,
+// for another device, its total alone (per device the result gives only the total) above the
+// worst device's breakdown; device_memory and its headroom as lines on the same scale.
+function renderBreakdown(v, t, device) {
+  const w = t.worst;
+  const totals = t.per_device_total_bytes;
+  const sel = Number.isInteger(device) && totals && device >= 0 && device < totals.length ? device : w.device;
+  const b = t.budget;
+  const selTotal = sel === w.device ? w.total : totals[sel];
+  const scale = Math.max(w.total, selTotal, b.bytes ?? 0) * 1.04 || 1;
+  const at = (x) => `${Math.min(100, (100 * x) / scale)}%`;
+  const mesh = meshOf(v).filter(([, n]) => Number.isInteger(n) && n > 0);
+  const coordsOf = (d) => {
+    if (d === w.device) return coordsText(w.coordinates);
+    if (!mesh.length || mesh.reduce((a, [, n]) => a * n, 1) !== t.per_device_total_bytes?.length) return '';
+    const c = deviceCoords(mesh, d);
+    return mesh.map(([a], i) => `${a}=${c[i]}`).join(', ');
+  };
+  const named = (d) => `Device ${fmtInt(d)}${coordsOf(d) ? ` (${coordsOf(d)})` : ''}`;
+
+  const lines = () => (b.bytes ? [
+    placed(h('span', { class: 'tb-line tb-line-budget', 'data-testid': 'training-budget', 'data-bytes': b.bytes, title: `device_memory: ${fmtMem(b.bytes)} · ${fmtInt(b.bytes)} bytes` }), { left: at(b.bytes) }),
+    placed(h('span', { class: 'tb-line tb-line-headroom', 'data-testid': 'training-headroom', 'data-bytes': b.headroom * b.bytes, title: `headroom ${b.headroom} × device_memory: ${fmtMem(b.headroom * b.bytes)}` }), { left: at(b.headroom * b.bytes) }),
+  ] : []);
+  const row = (kind, d, total, label, sub, segments) => h('div', { class: `tb-row tb-${kind}` },
+    h('div', { class: 'tb-label' }, h('strong', { text: label }), h('span', { class: 'tb-sub', text: sub })),
+    h('div', {
+      class: 'tb-track', 'data-testid': 'training-bar', 'data-kind': kind, 'data-device': d, 'data-total': total,
+      role: 'img', 'aria-label': `${label}: ${fmtMem(total)}${kind === 'breakdown' ? `: ${segments.filter(([, x]) => x).map(([c, x]) => `${c} ${fmtMem(x)}`).join(', ')}` : ''}`,
+    }, segments.map(([cat, x, name]) => placed(h('span', {
+      class: `tb-seg tb-${cat}${x ? '' : ' zero'}`, 'data-testid': 'training-segment', 'data-category': cat, 'data-bytes': x,
+      title: `${name}: ${fmtMem(x)} · ${fmtInt(x)} bytes · ${share(x, total)} of the total`,
+    }), { width: at(x) })), lines()),
+    h('div', { class: 'tb-sum', 'data-testid': 'training-bar-total', 'data-bytes': total },
+      h('strong', { text: fmtMem(total) }), b.bytes ? h('span', { class: 'tb-sub', text: `${share(total, b.bytes)} of device_memory` }) : null));
+
+  const box = h('div', { class: 'tb memory-wide', 'data-testid': 'training-breakdown', 'data-device': sel, 'data-worst': w.device },
+    h('div', { class: 'tb-head' },
+      h('h3', { text: sel === w.device ? `Training memory of device ${fmtInt(sel)}, the worst device` : `Training memory of device ${fmtInt(sel)}` }),
+      h('span', { class: 'tb-hint', text: 'Click a device in the heatmap to select it.' }),
+      sel === w.device ? null : h('button', {
+        type: 'button', class: 'small', 'data-testid': 'select-worst',
+        onclick: () => {
+          const cell = $('memory').querySelector(`[data-testid=heatmap-cell][data-device="${w.device}"]`);
+          if (cell) cell.click();
+          else { memoryUi(v).device = w.device; renderMemory(v); }
+        },
+      }, `Show the worst device (${fmtInt(w.device)})`)));
+  const bars = h('div', { class: 'tb-bars' });
+  if (sel !== w.device) {
+    bars.append(row('total', sel, selTotal, named(sel), 'total only: per device the result gives the total (per_device_total_bytes), not its categories',
+      [['total', selTotal, 'Training total']]));
+  }
+  bars.append(row('breakdown', w.device, w.total, `${named(w.device)}${sel === w.device ? '' : ', the worst device'}`,
+    'by category: the breakdown is computed for the worst device (memory.training.worst)',
+    TRAINING_CATEGORIES.map(([cat, name]) => [cat, w[cat], name])));
+  if (b.bytes) {
+    bars.append(h('div', { class: 'tb-row tb-scale' }, h('div', { class: 'tb-label' }),
+      h('div', { class: 'tb-marks' },
+        // A label ends at its line, or starts there when the line is near the bar's start.
+        placed(h('span', { class: `tb-mark tb-mark-budget${b.bytes < 0.3 * scale ? ' after' : ''}`, text: `device_memory ${fmtMem(b.bytes)}` }), { left: at(b.bytes) }),
+        placed(h('span', { class: `tb-mark tb-mark-headroom${b.headroom * b.bytes < 0.3 * scale ? ' after' : ''}`, text: `headroom ${b.headroom}` }), { left: at(b.headroom * b.bytes) })),
+      h('div', { class: 'tb-sum' })));
+  }
+  box.append(bars);
+
+  // The worst device's categories: bytes, share of its total.
+  const table = h('table', { class: 'tb-table', 'data-testid': 'training-categories', 'aria-label': `Training memory of device ${w.device} by category` },
+    h('thead', null, h('tr', null, h('th', { scope: 'col', text: `Device ${fmtInt(w.device)} (worst)` }), h('th', { scope: 'col', class: 'num', text: 'Bytes' }),
+      h('th', { scope: 'col', class: 'num', text: 'Exact' }), h('th', { scope: 'col', class: 'num', text: 'Share' }))),
+    h('tbody', null, TRAINING_CATEGORIES.map(([cat, name, note]) => h('tr', {
+      'data-testid': 'training-category', 'data-category': cat, 'data-bytes': w[cat], class: w[cat] ? '' : 'zero',
+    }, h('th', { scope: 'row' }, h('span', { class: `tb-swatch tb-${cat}` }), name, h('span', { class: 'tb-note', text: note })),
+    h('td', { class: 'num', text: fmtMem(w[cat]) }), h('td', { class: 'num mono', text: fmtInt(w[cat]) }), h('td', { class: 'num', text: share(w[cat], w.total) })))),
+    h('tfoot', null,
+      h('tr', { 'data-testid': 'training-total', 'data-bytes': w.total },
+        h('th', { scope: 'row', text: 'Total' }), h('td', { class: 'num', text: fmtMem(w.total) }), h('td', { class: 'num mono', text: fmtInt(w.total) }), h('td', { class: 'num', text: '100%' })),
+      b.bytes ? h('tr', { class: 'tb-budget-row', 'data-testid': 'training-budget-row', 'data-bytes': b.bytes },
+        h('th', { scope: 'row' }, h('span', { class: 'tb-swatch tb-budget' }), 'device_memory', h('span', { class: 'tb-note', text: `${b.written} in the training section; headroom ${b.headroom}` })),
+        h('td', { class: 'num', text: fmtMem(b.bytes) }), h('td', { class: 'num mono', text: fmtInt(b.bytes) }), h('td', { class: 'num', text: share(w.total, b.bytes) })) : null));
+  box.append(table);
+  return box;
+}
+
+// spec: {bytes (per device), metric ('params' or 'training'), mark (the max/worst device), markLabel,
+// sub(bytes) (the tooltip's last line, or null), selected (a device or null), onSelect(device) or
+// null (cells are not selectable)}.
+function renderHeatmap(mesh, spec, available) {
+  const { bytes } = spec;
   const devices = bytes.length;
+  const selectable = typeof spec.onSelect === 'function';
+  let selected = selectable && Number.isInteger(spec.selected) ? spec.selected : -1;
   let lo = Infinity;
   let hi = -Infinity;
   for (const b of bytes) { if (b < lo) lo = b; if (b > hi) hi = b; }
@@ -1327,16 +1577,19 @@ function renderHeatmap(mesh, m, available) {
   const colorOf = (b) => heatColor(flat ? 0.55 : (b - lo) / (hi - lo));
   const L = heatLayout(mesh, devices);
   const canvas = devices > HEATMAP_DOM_MAX;
+  const what = spec.metric === 'training' ? 'Training total' : 'Bytes';
   const box = h('div', {
-    class: `heatmap${canvas ? ' canvas' : ''}`, 'data-testid': 'heatmap', 'data-devices': devices, 'data-groups': L.groups,
-    'data-rows': L.rows, 'data-cols': L.cols, role: 'group',
-    'aria-label': `Bytes per device over the mesh: ${devices} devices, ${fmtMem(lo)} to ${fmtMem(hi)}`,
+    class: `heatmap${canvas ? ' canvas' : ''}${selectable ? ' selectable' : ''}`, 'data-testid': 'heatmap', 'data-devices': devices, 'data-groups': L.groups,
+    'data-rows': L.rows, 'data-cols': L.cols, 'data-metric': spec.metric, 'data-selected': selected >= 0 ? selected : null, role: 'group',
+    'aria-label': `${what} per device over the mesh: ${devices} devices, ${fmtMem(lo)} to ${fmtMem(hi)}`,
   });
   const axisName = (axes) => axes.map(([a]) => a).join('·');
   const caption = L.wrap ? `${L.colAxis[0]} 0 … ${devices - 1}, ${L.cols} per row`
     : L.rowAxes.length ? `rows ${axisName(L.rowAxes)} · columns ${L.colAxis[0]}${L.groupAxes.length ? ` · one grid per ${axisName(L.groupAxes)}` : ''}`
       : `${L.colAxis[0]} 0 … ${L.cols - 1}`;
-  box.append(h('p', { class: 'hm-caption', 'data-testid': 'heatmap-caption', text: caption }));
+  box.append(h('p', { class: 'hm-caption', 'data-testid': 'heatmap-caption' },
+    spec.metric === 'training' ? h('strong', { text: 'Training total per device · ' }) : null, caption,
+    selectable ? ' · click a device to select it' : ''));
 
   // Cell sizes: fit the panel's width (the heatmap scrolls sideways when cells would be too small).
   const width = Math.max(240, (available || 440) - 4);
@@ -1358,11 +1611,13 @@ function renderHeatmap(mesh, m, available) {
   };
   const showTip = (d, clientX, clientY) => {
     const { coords, bytes: b } = describeDevice(d);
+    const sub = spec.sub(b);
     tip.replaceChildren(
-      h('div', { class: 'hm-tip-head' }, h('strong', { text: `Device ${fmtInt(d)}` }), d === m.max_device ? h('span', { class: 'hm-tip-max', text: 'max' }) : null),
+      h('div', { class: 'hm-tip-head' }, h('strong', { text: `Device ${fmtInt(d)}` }), d === spec.mark ? h('span', { class: 'hm-tip-max', text: spec.markLabel }) : null,
+        d === selected ? h('span', { class: 'hm-tip-sel', text: 'selected' }) : null),
       h('div', { class: 'hm-tip-coords', text: coords }),
-      h('div', { class: 'hm-tip-bytes' }, h('strong', { text: fmtMem(b) }), ` · ${fmtInt(b)} bytes`),
-      m.unsharded_bytes ? h('div', { class: 'hm-tip-sub', text: `${((100 * b) / m.unsharded_bytes).toFixed(1)}% of the unsharded parameters` }) : null);
+      h('div', { class: 'hm-tip-bytes' }, h('strong', { text: fmtMem(b) }), ` · ${fmtInt(b)} bytes${spec.metric === 'training' ? ' for training' : ''}`),
+      sub ? h('div', { class: 'hm-tip-sub', text: sub }) : null);
     tip.hidden = false;
     tip.dataset.device = String(d);
     const r = box.getBoundingClientRect();
@@ -1375,6 +1630,27 @@ function renderHeatmap(mesh, m, available) {
 
   const grids = h('div', { class: 'hm-groups' });
   const perGroup = L.rows * L.cols;
+  const cells = new Map(); // device -> DOM cell (DOM heatmaps)
+  const paints = [];       // per group: (device) -> repaint it (canvas heatmaps)
+  const select = (d, focus = false) => {
+    if (!selectable || d < 0 || d >= devices) return;
+    const prev = selected;
+    selected = d;
+    box.dataset.selected = String(d);
+    if (!canvas) {
+      const old = cells.get(prev);
+      if (old) { old.classList.remove('is-selected'); old.setAttribute('aria-pressed', 'false'); old.tabIndex = -1; }
+      const cell = cells.get(d);
+      cell.classList.add('is-selected');
+      cell.setAttribute('aria-pressed', 'true');
+      cell.tabIndex = 0;
+      if (focus) cell.focus();
+    } else {
+      if (prev >= 0) paints[Math.floor(prev / perGroup)](prev);
+      paints[Math.floor(d / perGroup)](d);
+    }
+    if (prev !== d) spec.onSelect(d);
+  };
   for (let g = 0; g < L.groups; g++) {
     const fig = h('figure', { class: 'hm-group', 'data-testid': 'heatmap-group', 'data-group': g });
     if (L.groupAxes.length) {
@@ -1398,12 +1674,15 @@ function renderHeatmap(mesh, m, available) {
           const col = colorOf(bytes[d]);
           const { coords } = describeDevice(d);
           const cell = h('div', {
-            class: `hm-cell${col.dark ? ' dark' : ''}${d === m.max_device ? ' is-max' : ''}`, 'data-testid': 'heatmap-cell',
+            class: `hm-cell${col.dark ? ' dark' : ''}${d === spec.mark ? ' is-max' : ''}${d === selected ? ' is-selected' : ''}`, 'data-testid': 'heatmap-cell',
             'data-device': d, 'data-coords': coords, 'data-bytes': bytes[d],
-            'aria-label': `device ${d} (${coords}): ${fmtMem(bytes[d])}`,
+            'aria-label': `device ${d} (${coords}): ${fmtMem(bytes[d])}${spec.metric === 'training' ? ' for training' : ''}`,
+            role: selectable ? 'button' : null, 'aria-pressed': selectable ? String(d === selected) : null,
+            tabindex: selectable ? (d === selected ? 0 : -1) : null,
           }, text ? [h('span', { class: 'hm-dev', text: `#${d}` }), h('span', { class: 'hm-val', text: fmtMem(bytes[d]) })] : null);
           cell.style.background = col.css;
           cell.style.height = `${cellH}px`;
+          if (selectable) cells.set(d, cell);
           grid.append(cell);
         }
       }
@@ -1419,14 +1698,22 @@ function renderHeatmap(mesh, m, available) {
       cv.style.height = `${ht}px`;
       const ctx = cv.getContext('2d');
       ctx.scale(dpr, dpr);
-      for (let r = 0; r < L.rows; r++) {
-        for (let c = 0; c < L.cols; c++) {
-          const d = base + r * L.cols + c;
-          if (d >= devices) continue;
-          ctx.fillStyle = colorOf(bytes[d]).css;
-          ctx.fillRect(c * (cellW + gap), r * (cellH + gap), cellW, cellH);
+      const paint = (d) => {
+        const r = Math.floor((d - base) / L.cols);
+        const c = (d - base) % L.cols;
+        ctx.fillStyle = colorOf(bytes[d]).css;
+        ctx.fillRect(c * (cellW + gap), r * (cellH + gap), cellW, cellH);
+        if (d === selected) {
+          ctx.fillStyle = '#111827';
+          const t = Math.max(1, Math.min(2, Math.floor(cellW / 4)));
+          ctx.fillRect(c * (cellW + gap), r * (cellH + gap), cellW, t);
+          ctx.fillRect(c * (cellW + gap), r * (cellH + gap) + cellH - t, cellW, t);
+          ctx.fillRect(c * (cellW + gap), r * (cellH + gap), t, cellH);
+          ctx.fillRect(c * (cellW + gap) + cellW - t, r * (cellH + gap), t, cellH);
         }
-      }
+      };
+      paints.push(paint);
+      for (let d = base; d < Math.min(devices, base + perGroup); d++) paint(d);
       const at = (e) => {
         const rect = cv.getBoundingClientRect();
         const c = Math.floor((e.clientX - rect.left) / (cellW + gap));
@@ -1436,6 +1723,7 @@ function renderHeatmap(mesh, m, available) {
       };
       cv.addEventListener('mousemove', (e) => { const d = at(e); if (d < 0) hideTip(); else showTip(d, e.clientX, e.clientY); });
       cv.addEventListener('mouseleave', hideTip);
+      if (selectable) cv.addEventListener('click', (e) => { const d = at(e); if (d >= 0) select(d); });
       fig.append(cv);
     }
     grids.append(fig);
@@ -1451,6 +1739,20 @@ function renderHeatmap(mesh, m, available) {
       if (cell && !tip.hidden) showTip(Number(cell.dataset.device), e.clientX, e.clientY);
     });
     grids.addEventListener('mouseleave', hideTip);
+    if (selectable) {
+      grids.addEventListener('click', (e) => {
+        const cell = e.target.closest('.hm-cell');
+        if (cell) select(Number(cell.dataset.device));
+      });
+      // Arrow keys move the selection (left/right: the next device; up/down: the next row).
+      grids.addEventListener('keydown', (e) => {
+        const step = { ArrowLeft: -1, ArrowRight: 1, ArrowUp: -L.cols, ArrowDown: L.cols }[e.key];
+        if (!step || selected < 0) return;
+        e.preventDefault();
+        hideTip();
+        select(Math.min(devices - 1, Math.max(0, selected + step)), true);
+      });
+    }
   }
   box.append(grids);
 
@@ -1459,7 +1761,8 @@ function renderHeatmap(mesh, m, available) {
   const bar = h('span', { class: 'hm-bar' });
   bar.style.background = flat ? heatColor(0.55).css
     : `linear-gradient(90deg, ${HEAT_STOPS.map((c, i) => `rgb(${c.join(', ')}) ${(100 * i) / (HEAT_STOPS.length - 1)}%`).join(', ')})`;
-  if (flat) legend.append(bar, h('span', { class: 'hm-lab', text: `every device holds ${fmtMem(lo)}` }));
+  const every = spec.metric === 'training' ? 'every device needs' : 'every device holds';
+  if (flat) legend.append(bar, h('span', { class: 'hm-lab', text: `${every} ${fmtMem(lo)}` }));
   else legend.append(h('span', { class: 'hm-lab', text: `min ${fmtMem(lo)}` }), bar, h('span', { class: 'hm-lab', text: `max ${fmtMem(hi)}` }));
   box.append(legend, tip);
   return box;
@@ -2010,8 +2313,8 @@ function wire() {
       if (window.innerWidth === lastWidth) return;
       lastWidth = window.innerWidth;
       const v = state.view;
-      if (v && v.plan && state.viewName === 'plan' && !state.planDirty) renderMemory(v);
-      else if (v && v.plan) state.planDirty = true;
+      if (v && v.memory && state.viewName === 'plan' && !state.planDirty) renderMemory(v);
+      else if (v && v.memory) state.planDirty = true;
     }, 150);
   });
   $('collapse-all').addEventListener('click', () => {

@@ -11,7 +11,7 @@
 //   {type: 'export', id}               the full result JSON of run `id`, as a Blob
 // Messages out:
 //   {type: 'ready', version, abiVersion, loadMs} | {type: 'load-error', message}
-//   {type: 'result', id, result, ownership, tree, treeError, bytes, timing, mode, plan}
+//   {type: 'result', id, result, ownership, tree, treeError, bytes, timing, mode, plan, memory}
 //   {type: 'owner', id, fqn, layout, parallel, required, collected}
 //   {type: 'export', id, blob}
 //   {type: 'error', id, message, code}   code: the ShardplanError's codeName, or null
@@ -54,10 +54,20 @@
 //     plan order, the first PLAN_ENTRIES_MAX; entryCount: all of them;
 //     kinds: {owned, template, override}: entries by provenance kind;
 //   memory: null or {devices, unsharded_bytes, min_bytes, max_bytes,
-//     mean_bytes, max_device, per_device_bytes: Float64Array | null};
+//     mean_bytes, max_device, per_device_bytes: Float64Array | null,
+//     training: null or {worst: {device, coordinates, params, grads, master,
+//       optimizer, gathered, activations, total}, max_total_bytes,
+//       min_total_bytes, mean_total_bytes, per_device_total_bytes:
+//       Float64Array | null, budget: {bytes, written, headroom}}}: the
+//     result's memory (training: memory.training, with the document's
+//     training.device_memory in bytes (null when not given) as written, and
+//     its headroom (0.8 when not given));
 //   collectives: {collective: {axis: count}};
 //   records: the first PLAN_RECORDS_MAX communication records; recordCount;
 //   mesh: [[axis, size]] from the document.
+// memory: the same memory summary (plan.memory when planned), also for a
+// checked document with a `plan` and a `training` section of its own, whose
+// check result has `memory` (training-v1 section 4); else null.
 
 const PLAN_ENTRIES_MAX = 20_000; // plan entries posted to the page (a DeepSeek-sized model has 60,486 modules)
 const PLAN_RECORDS_MAX = 2_000;  // communication records posted to the page
@@ -329,8 +339,70 @@ function wantsPlan(doc) {
 const str = (x) => (typeof x === 'string' ? x : JSON.stringify(x));
 const num = (x) => (typeof x === 'number' ? x : Number.NaN);
 
+// training.device_memory in bytes, as the engine reads it (docs/format.md, Training): an integer
+// number of bytes, or a string <number><unit>, rounded down to whole bytes; null when absent or
+// not one of these (the engine then refuses the document).
+const BYTE_UNITS = {
+  B: 1n, KB: 1000n, MB: 1000n ** 2n, GB: 1000n ** 3n, TB: 1000n ** 4n,
+  KiB: 1024n, MiB: 1024n ** 2n, GiB: 1024n ** 3n, TiB: 1024n ** 4n,
+};
+function deviceMemoryBytes(value) {
+  if (typeof value === 'number') return Number.isInteger(value) && value >= 1 ? value : null;
+  if (typeof value !== 'string') return null;
+  const m = /^([0-9]+)(?:\.([0-9]+))?([A-Za-z]+)$/.exec(value);
+  if (!m || !hasOwn(BYTE_UNITS, m[3])) return null;
+  const frac = m[2] ?? '';
+  const bytes = (BigInt(m[1] + frac) * BYTE_UNITS[m[3]]) / 10n ** BigInt(frac.length);
+  return bytes >= 1n ? Number(bytes) : null;
+}
+
+// The memory summary of a result (see the top of this file), or null when it has none.
+function memorySummary(result, doc) {
+  if (!isObject(result) || !isObject(result.memory)) return null;
+  const m = result.memory;
+  const memory = {
+    devices: num(m.devices),
+    unsharded_bytes: num(m.unsharded_bytes),
+    min_bytes: num(m.min_bytes),
+    max_bytes: num(m.max_bytes),
+    mean_bytes: num(m.mean_bytes),
+    max_device: num(m.max_device),
+    per_device_bytes: Array.isArray(m.per_device_bytes) ? Float64Array.from(m.per_device_bytes, num) : null,
+    training: null,
+  };
+  if (isObject(m.training) && isObject(m.training.worst)) {
+    const t = m.training;
+    const w = t.worst;
+    const section = isObject(doc) && isObject(doc.training) ? doc.training : {};
+    const written = hasOwn(section, 'device_memory') ? section.device_memory : null;
+    memory.training = {
+      worst: {
+        device: num(w.device),
+        coordinates: isObject(w.coordinates) ? w.coordinates : {},
+        params: num(w.params),
+        grads: num(w.grads),
+        master: num(w.master),
+        optimizer: num(w.optimizer),
+        gathered: num(w.gathered),
+        activations: num(w.activations),
+        total: num(w.total),
+      },
+      max_total_bytes: num(t.max_total_bytes),
+      min_total_bytes: num(t.min_total_bytes),
+      mean_total_bytes: num(t.mean_total_bytes),
+      per_device_total_bytes: Array.isArray(t.per_device_total_bytes) ? Float64Array.from(t.per_device_total_bytes, num) : null,
+      budget: {
+        bytes: deviceMemoryBytes(written),
+        written: written === null ? null : str(written),
+        headroom: typeof section.headroom === 'number' ? section.headroom : 0.8,
+      },
+    };
+  }
+  return memory;
+}
+
 // The compact summary of a planned result (see the top of this file), or null when no plan was made.
-function planSummary(result, doc) {
+function planSummary(result, doc, memory) {
   if (!isObject(result) || !isObject(result.plan) || !isObject(result.plan.modules)) return null;
   const modules = result.plan.modules;
   const provenance = isObject(result.provenance) ? result.provenance : {};
@@ -342,19 +414,6 @@ function planSummary(result, doc) {
     const prov = Array.isArray(provenance[fqn]) ? provenance[fqn].map(str) : [];
     for (const kind of new Set(prov.map((p) => p.split(':')[0]))) if (hasOwn(kinds, kind)) kinds[kind]++;
     if (entries.length < PLAN_ENTRIES_MAX) entries.push({ fqn, provenance: prov, params: layoutParams(modules[fqn]) ?? {} });
-  }
-  let memory = null;
-  if (isObject(result.memory)) {
-    const m = result.memory;
-    memory = {
-      devices: num(m.devices),
-      unsharded_bytes: num(m.unsharded_bytes),
-      min_bytes: num(m.min_bytes),
-      max_bytes: num(m.max_bytes),
-      mean_bytes: num(m.mean_bytes),
-      max_device: num(m.max_device),
-      per_device_bytes: Array.isArray(m.per_device_bytes) ? Float64Array.from(m.per_device_bytes, num) : null,
-    };
   }
   const communication = Array.isArray(result.communication) ? result.communication : [];
   const records = communication.slice(0, PLAN_RECORDS_MAX).map((r) => ({
@@ -413,13 +472,16 @@ async function check(msg) {
       treeError = describe(err);
     }
   }
-  const plan = mode === 'plan' ? planSummary(result, doc) : null;
+  const memory = memorySummary(result, doc);
+  const plan = mode === 'plan' ? planSummary(result, doc, memory) : null;
   const ownership = ownershipView(details);
   last = { id: msg.id, result, owners: details.owners, ownerAt: new Map(details.owners.map((o, i) => [o.fqn, i])) };
   const size = bytes ? bytes.length : new TextEncoder().encode(text).length;
   const transfer = tree ? [tree.typeOf, tree.childStart, tree.childName, tree.childMod, tree.paramStart,
     tree.paramName, tree.firstParent, tree.firstName, tree.subtree].map((a) => a.buffer) : [];
-  if (plan && plan.memory && plan.memory.per_device_bytes) transfer.push(plan.memory.per_device_bytes.buffer);
+  // plan.memory is `memory` (one object in the message: its arrays travel once).
+  if (memory && memory.per_device_bytes) transfer.push(memory.per_device_bytes.buffer);
+  if (memory && memory.training && memory.training.per_device_total_bytes) transfer.push(memory.training.per_device_total_bytes.buffer);
   const trimmed = trimResult(result);
   postMessage({
     type: 'result',
@@ -430,6 +492,7 @@ async function check(msg) {
     treeError,
     mode,
     plan,
+    memory,
     bytes: size,
     timing: { readMs: t1 - t0, engineMs, parseMs, treeMs, workerMs: performance.now() - t0 },
   }, transfer);

@@ -15,6 +15,7 @@ isok(res) || foreach(println, diagnostics(res))
 [(d.help, d.fix) for d in diagnostics(res)], groups(res)   # fix-its and causes (library 0.7)
 planned = plan(doc)   # templates and overrides -> the final plan, memory, communication
 memory(planned), plan_entries(planned), communications(planned)
+training(planned)     # with a `training` section: training memory per device (library 0.9)
 ```
 
 The shared library is `ENV["SHARDPLAN_LIBRARY"]` (the full path of `libshardplan.so`) when set,
@@ -35,13 +36,15 @@ export ABI_VERSION, ShardPlanError, AbiMismatchError, ErrorCode, Severity, Port,
        abi_version, library_version, check_abi,
        parse_document, is_valid, check, isok, diagnostic_count, diagnostic, diagnostics,
        group_count, group, groups, result_json,
-       PlanMemory, PlanEntry, Communication, plan, memory, plan_entry_count, plan_entry,
+       PlanMemory, TrainingMemory, PlanEntry, Communication, plan, memory, training,
+       plan_entry_count, plan_entry,
        plan_entries, communication_count, communication, communications,
        declare!, add_entry!, set_placement!, set_out_names!, set_legacy_field!,
        add_axis!, add_parameter!, set_parameter_blocks!, add_module!, add_forward_arg!, add_child!,
        add_module_param!, set_module_parallel!, set_family!, set_family_cached!, set_root!,
        add_provider!, add_native!, declare_plan!, add_plan_entry!, add_template!,
-       add_template_rule!, add_override!, set_pipeline!, add_pipeline_module!, to_json,
+       add_template_rule!, add_override!, set_pipeline!, add_pipeline_module!, set_training!,
+       to_json,
        build_document
 
 # ---- Library location and ABI version ------------------------------------------------------
@@ -93,7 +96,7 @@ end
 """`sp_abi_version()`: the ABI version of the loaded library."""
 abi_version() = ccall((:sp_abi_version, libshardplan[]), UInt32, ())
 
-"""`sp_version_string()`: the library release, e.g. `"0.8.0"`."""
+"""`sp_version_string()`: the library release, e.g. `"0.9.0"`."""
 library_version() = unsafe_string(ccall((:sp_version_string, libshardplan[]), Cstring, ()))
 
 function __init__()
@@ -207,6 +210,31 @@ struct SpMemory
     mean_bytes::Cdouble
     max_device::UInt64
     per_device_bytes::Ptr{UInt64}
+    num_devices_listed::Csize_t
+end
+
+"""
+`sp_training` (library 0.9): the worst device and `num_axes` coordinates at
+`worst_coordinates`, its seven `uint64_t` categories, the largest and smallest totals, the double
+`mean_total_bytes`, then `num_devices_listed` totals at `per_device_total_bytes` (C_NULL beyond
+65,536 devices). Every field is 8 bytes on LP64 (`mean_total_bytes` at 96, 120 bytes in all).
+Both arrays are owned by the result.
+"""
+struct SpTraining
+    worst_device::UInt64
+    worst_coordinates::Ptr{UInt64}
+    num_axes::Csize_t
+    params::UInt64
+    grads::UInt64
+    master::UInt64
+    optimizer::UInt64
+    gathered::UInt64
+    activations::UInt64
+    total::UInt64
+    max_total_bytes::UInt64
+    min_total_bytes::UInt64
+    mean_total_bytes::Cdouble
+    per_device_total_bytes::Ptr{UInt64}
     num_devices_listed::Csize_t
 end
 
@@ -681,6 +709,66 @@ function memory(res::Result)
         GC.@preserve res Int64[unsafe_load(m.per_device_bytes, k) for k in 1:m.num_devices_listed]
     return PlanMemory(m.devices, m.unsharded_bytes, m.max_bytes, m.min_bytes, m.mean_bytes,
                       m.max_device, per_device)
+end
+
+"""
+The training memory of a result (training-v1 section 4; library 0.9), copied out, for a
+document with a `training` section. The worst device (the largest total, the lowest number on
+ties): `worst_device` (from 0 as in the C API), `worst_coordinates` (its coordinate on each mesh
+axis, in mesh order, from 0) and its bytes by category, `params`, `grads`, `master`,
+`optimizer`, `gathered` (the largest FSDP unit, gathered: zero 3) and `activations` (the same on
+every device; 0 where a category does not apply), and their `total`. Then the totals over
+devices: `max_total_bytes`, `min_total_bytes`, `mean_total_bytes` and `per_device_total_bytes`
+(device `d` at index `d + 1`; `nothing` beyond 65,536 devices). All bytes per device. Compares
+(`==`) and hashes by value.
+"""
+struct TrainingMemory
+    worst_device::Int64
+    worst_coordinates::Vector{Int64}
+    params::Int64
+    grads::Int64
+    master::Int64
+    optimizer::Int64
+    gathered::Int64
+    activations::Int64
+    total::Int64
+    max_total_bytes::Int64
+    min_total_bytes::Int64
+    mean_total_bytes::Float64
+    per_device_total_bytes::Union{Vector{Int64},Nothing}
+end
+
+Base.:(==)(a::TrainingMemory, b::TrainingMemory) = _fields(a) == _fields(b)
+Base.hash(x::TrainingMemory, h::UInt) = hash(_fields(x), hash(:TrainingMemory, h))
+
+"""
+    training(res) -> Union{TrainingMemory,Nothing}
+
+The training memory of a result (library 0.9); `nothing` when there is none: the document has no
+`training` section, no plan was made (a plan made by [`plan`](@ref), or the document's own plan
+once every check passed), or the mesh has more than 2^24 devices. Whether it fits
+(`exceeds-device-memory`, `near-device-memory`) is among the diagnostics. The values are copied
+out of the result. (The C values are `uint64_t`; one past `typemax(Int64)` would throw an
+`InexactError`.)
+"""
+function training(res::Result)
+    p = _ptr(res)
+    out = Ref{SpTraining}()
+    present = Ref{Cint}(0)
+    err = GC.@preserve res ccall((:sp_result_training, libshardplan[]), Ptr{Cvoid},
+                                 (Ptr{Cvoid}, Ptr{SpTraining}, Ptr{Cint}), p, out, present)
+    _check_error(err)
+    present[] == 0 && return nothing  # out[] was left untouched: never read it
+    t = out[]
+    # Both arrays belong to the result: copy them while the result is alive.
+    coordinates = t.worst_coordinates == C_NULL ? Int64[] :
+        GC.@preserve res Int64[unsafe_load(t.worst_coordinates, k) for k in 1:t.num_axes]
+    per_device = t.per_device_total_bytes == C_NULL ? nothing :
+        GC.@preserve res Int64[unsafe_load(t.per_device_total_bytes, k)
+                               for k in 1:t.num_devices_listed]
+    return TrainingMemory(t.worst_device, coordinates, t.params, t.grads, t.master, t.optimizer,
+                          t.gathered, t.activations, t.total, t.max_total_bytes,
+                          t.min_total_bytes, t.mean_total_bytes, per_device)
 end
 
 """
@@ -1172,6 +1260,23 @@ function add_pipeline_module!(b::Builder, mod::AbstractString, inputs::AbstractV
         (:sp_builder_add_pipeline_module, libshardplan[]), Ptr{Cvoid},
         (Ptr{Cvoid}, SpStr, Ptr{SpStr}, Csize_t, Ptr{SpStr}, Csize_t),
         p, _spstr(mod), in_items, length(in_items), out_items, length(out_items))
+    _check_error(err)
+    return b
+end
+
+"""
+`set_training!(b, json)`: gives the document its `training` section (training-v1,
+docs/format.md "Training"); `json` is the section's JSON text (a string or bytes), an object
+such as `"{\"zero\": 3, \"device_memory\": \"80GiB\"}"`. A section that is not an object, an
+invalid value in it, or a second section is `ERROR_INVALID_ARGUMENT` (nothing changes); what
+depends on the mesh (`shard_axes`, `activations.tensor_axis`) is checked by
+[`build_document`](@ref). Since library 0.9.
+"""
+function set_training!(b::Builder, json::Union{AbstractString,AbstractVector{UInt8}})
+    data = _bytes(json)
+    p = _ptr(b)
+    err = GC.@preserve b data ccall((:sp_builder_set_training, libshardplan[]), Ptr{Cvoid},
+                                    (Ptr{Cvoid}, SpStr), p, _spstr(data))
     _check_error(err)
     return b
 end

@@ -765,4 +765,116 @@ end
     @test caught(() -> diagnostic(res, 1)) isa InvalidStateException
 end
 
+@testset "training" begin
+    # The mirror has the header's layout (LP64): fifteen 8-byte fields, the double 13th.
+    @test isbitstype(ShardPlan.SpTraining)
+    if Sys.WORD_SIZE == 64
+        @test sizeof(ShardPlan.SpTraining) == 120
+        @test [fieldoffset(ShardPlan.SpTraining, k) for k in 1:15] == collect(0:8:112)
+        @test fieldoffset(ShardPlan.SpTraining, 13) == 96   # mean_total_bytes
+    end
+    categories = (:params, :grads, :master, :optimizer, :gathered, :activations, :total)
+
+    # A dp=2 x tp=4 mesh, zero 0 with a float32 master copy and selective recompute: 423,624,704
+    # bytes on every device, over its 384 MiB of device_memory. Expected (the same C calls made
+    # through Python ctypes): device 0 at (0, 0), every value equal to the JSON's.
+    res = plan(parse_document(golden_text("exceeds-device-memory.fail")))
+    @test !isok(res)
+    @test [d.code for d in diagnostics(res)] == ["exceeds-device-memory"]
+    @test diagnostic(res, 1).pointer == "/training/device_memory"
+    t = training(res)
+    @test t isa TrainingMemory
+    j = parse_json(result_json(res))["memory"]["training"]
+    w = j["worst"]
+    @test t.worst_device == w["device"] == 0
+    # The JSON keys the coordinates by mesh axis; the binding lists them in mesh order.
+    @test t.worst_coordinates == [w["coordinates"]["dp"], w["coordinates"]["tp"]] == [0, 0]
+    @test length(w["coordinates"]) == 2
+    for key in categories
+        @test getfield(t, key) == w[String(key)]
+    end
+    @test t.total == 423624704 > 384 * 2^20
+    @test t.total == t.params + t.grads + t.master + t.optimizer + t.gathered + t.activations
+    @test (t.params, t.grads, t.master, t.optimizer, t.gathered, t.activations) ==
+          (9437184, 9437184, 18874368, 37748736, 0, 348127232)
+    @test t.max_total_bytes == j["max_total_bytes"]
+    @test t.min_total_bytes == j["min_total_bytes"]
+    @test t.mean_total_bytes === Float64(j["mean_total_bytes"]) === 423624704.0
+    @test t.per_device_total_bytes == j["per_device_total_bytes"] == fill(423624704, 8)
+    @test t.per_device_total_bytes[t.worst_device + 1] == t.max_total_bytes
+    @test training(res) == t && hash(training(res)) == hash(t)
+
+    # The pass twin (512 MiB) fits.
+    fits = plan(parse_document(golden_text("exceeds-device-memory.pass")))
+    @test isok(fits)
+    @test training(fits).max_total_bytes == 423624704 <= 512 * 2^20
+
+    # No training section, or no plan made: nothing.
+    planned = plan(parse_document(PLAN_DOC))
+    @test memory(planned) isa PlanMemory && training(planned) === nothing
+    @test !haskey(parse_json(result_json(planned))["memory"], "training")
+    @test training(check(parse_document(golden_text("exceeds-device-memory.fail")))) === nothing
+    @test training(plan(parse_document("{not json"))) === nothing
+
+    # Per-device totals are listed up to 65,536 devices, nothing past them (the JSON's null).
+    text = golden_text("exceeds-device-memory.fail")
+    for (dp, listed) in ((16384, true), (16385, false))
+        big = training(plan(parse_document(replace(text, "\"dp\": 2," => "\"dp\": $dp,"))))
+        @test big.max_total_bytes == 423624704
+        @test (big.per_device_total_bytes !== nothing) == listed
+        listed && @test length(big.per_device_total_bytes) == dp * 4
+    end
+
+    # The builder's training section: refused when invalid (nothing changes), then once.
+    b = Builder()
+    add_axis!(b, "dp", 4)
+    add_module!(b, "root"; type = "Model")
+    set_root!(b, "root")
+    err = caught(() -> set_training!(b, "{\"zero\": 4}"))
+    @test err isa ShardPlanError
+    @test err.code == ERROR_INVALID_ARGUMENT
+    @test err.message == "'zero' must be an integer from 0 to 3 (at /training/zero)"
+    @test caught(() -> set_training!(b, "[]")).message ==
+          "expected an object, got an array (at /training)"
+    @test !occursin("\"training\"", to_json(b))
+    @test set_training!(b, "{\"zero\": 3, \"shard_axes\": [\"dp\"]}") === b
+    err = caught(() -> set_training!(b, "{}"))
+    @test err isa ShardPlanError
+    @test err.code == ERROR_INVALID_ARGUMENT
+    @test err.message == "the document already has a training section"
+    section = parse_json(to_json(b))["training"]
+    @test section["zero"] == 3 && section["shard_axes"] == ["dp"]
+    @test isok(check(build_document(b)))
+    # What depends on the mesh is checked when the document is built.
+    other = Builder()
+    add_module!(other, "root")
+    set_root!(other, "root")
+    set_training!(other, Vector{UInt8}(codeunits("{\"shard_axes\": [\"dp\"]}")))
+    bad = check(build_document(other))
+    @test diagnostic(bad, 1).code == "invalid-document"
+    @test occursin("shard axis 'dp' is not a mesh axis", diagnostic(bad, 1).message)
+
+    # A built model with a training section plans as its JSON twin.
+    small = Builder()
+    add_axis!(small, "dp", 2)
+    add_parameter!(small, "w"; shape = [4, 4], dtype = "bfloat16")
+    add_module!(small, "root")
+    add_module!(small, "lin"; type = "Linear")
+    add_child!(small, "root", "lin", "lin")
+    add_forward_arg!(small, "lin", "x")
+    add_module_param!(small, "lin", "weight", "w")
+    set_root!(small, "root")
+    set_training!(small, "{\"zero\": 1, \"master_dtype\": \"float32\", \"device_memory\": 256}")
+    built = plan(build_document(small))
+    @test result_json(built) == result_json(plan(parse_document(to_json(small))))
+    st = training(built)
+    @test st.worst_coordinates == [0]
+    @test (st.params, st.grads, st.master, st.optimizer) == (32, 32, 32, 64)
+
+    # Copied out: the values stay after close; a closed result is never passed to the library.
+    close(res)
+    @test t.per_device_total_bytes == fill(423624704, 8)
+    @test caught(() -> training(res)) isa InvalidStateException
+end
+
 end # testset ShardPlan

@@ -37,6 +37,7 @@ SOURCES = {p: read(p) for p in SOURCE_PATHS}
 
 FIX_AND_GROUP_FUNCTIONS = ("sp_result_diagnostic_help", "sp_result_diagnostic_fix_count",
                            "sp_result_diagnostic_fix", "sp_result_group_count", "sp_result_group")
+TRAINING_FUNCTIONS = ("sp_result_training", "sp_builder_set_training")
 
 
 def replace_once(text, old, new):
@@ -74,9 +75,9 @@ class CheckerTest(unittest.TestCase):
         self.assertGreaterEqual(len(header.functions), 30)
         self.assertEqual({c.name for c in calls} | set(check_ccalls.NOT_WRAPPED),
                          set(header.functions))
-        self.assertIn("12 structs and 3 enums", summary)
+        self.assertIn("13 structs and 3 enums", summary)
         # The fix-it and group accessors of library 0.7 are wrapped, not listed as not wrapped.
-        for name in FIX_AND_GROUP_FUNCTIONS:
+        for name in FIX_AND_GROUP_FUNCTIONS + TRAINING_FUNCTIONS:
             self.assertIn(name, {c.name for c in calls})
             self.assertNotIn(name, check_ccalls.NOT_WRAPPED)
 
@@ -120,6 +121,28 @@ class CheckerTest(unittest.TestCase):
                          [("code", "SpStr"), ("severity", "Cint"), ("pointer", "SpStr"),
                           ("count", "Csize_t"), ("listed", "Ptr{Csize_t}"), ("num_listed", "Csize_t")])
         for name in FIX_AND_GROUP_FUNCTIONS:
+            self.assertIn(name, header.functions)
+
+    def test_training_struct_read_from_the_header(self):
+        # sp_training (library 0.9): a uint64_t, a `const uint64_t *` and a size_t, nine
+        # uint64_t, the double, then a `const uint64_t *` and a size_t.
+        header = check_ccalls.Header(HEADER)
+        fields = [(f, t.base, t.depth) for f, t in header.structs["sp_training"]]
+        self.assertEqual(fields,
+                         [("worst_device", "uint64_t", 0), ("worst_coordinates", "uint64_t", 1),
+                          ("num_axes", "size_t", 0), ("params", "uint64_t", 0),
+                          ("grads", "uint64_t", 0), ("master", "uint64_t", 0),
+                          ("optimizer", "uint64_t", 0), ("gathered", "uint64_t", 0),
+                          ("activations", "uint64_t", 0), ("total", "uint64_t", 0),
+                          ("max_total_bytes", "uint64_t", 0), ("min_total_bytes", "uint64_t", 0),
+                          ("mean_total_bytes", "double", 0),
+                          ("per_device_total_bytes", "uint64_t", 1),
+                          ("num_devices_listed", "size_t", 0)])
+        structs = check_ccalls.find_structs(MAIN, SOURCES[MAIN])
+        julia = {"uint64_t": "UInt64", "size_t": "Csize_t", "double": "Cdouble"}
+        self.assertEqual(structs["SpTraining"][1],
+                         [(f, "Ptr{UInt64}" if depth else julia[base]) for f, base, depth in fields])
+        for name in TRAINING_FUNCTIONS:
             self.assertIn(name, header.functions)
 
     def test_main_exit_status(self):
@@ -249,6 +272,26 @@ class CheckerTest(unittest.TestCase):
                            "ccall((:sp_result_diagnostic_count, libshardplan[])")
         self.assertReported(r"sp_result_group_count is neither called by the binding", main=main)
 
+    def test_training_ccall_argument_types(self):
+        main = self.mutate("(Ptr{Cvoid}, Ptr{SpTraining}, Ptr{Cint}), p, out, present)",
+                           "(Ptr{Cvoid}, Ptr{SpMemory}, Ptr{Cint}), p, out, present)")
+        self.assertReported(r"ccall sp_result_training: argument 2 \(out_training\) is "
+                            r"Ptr\{SpMemory\}, C has sp_training \*", main=main)
+        main = self.mutate("(Ptr{Cvoid}, Ptr{SpTraining}, Ptr{Cint}), p, out, present)",
+                           "(Ptr{Cvoid}, Ptr{SpTraining}), p, out)")
+        self.assertReported(r"ccall sp_result_training: 2 argument types for the 3 parameters",
+                            main=main)
+        main = self.mutate("(Ptr{Cvoid}, SpStr), p, _spstr(data))",
+                           "(Ptr{Cvoid}, Cstring), p, _spstr(data))")
+        self.assertReported(r"ccall sp_builder_set_training: argument 2 \(json\) is Cstring, "
+                            r"C has sp_str", main=main)
+        main = self.mutate("ccall((:sp_builder_set_training, libshardplan[])",
+                           "ccall((:sp_builder_set_pipeline, libshardplan[])")
+        self.assertReported(r"sp_builder_set_training is neither called by the binding", main=main)
+        main = self.mutate("ccall((:sp_result_training, libshardplan[])",
+                           "ccall((:sp_result_memory, libshardplan[])")
+        self.assertReported(r"sp_result_training is neither called by the binding", main=main)
+
     def test_plan_calling_check_reported(self):
         main = self.mutate("ccall((:sp_document_plan, libshardplan[])",
                            "ccall((:sp_document_check, libshardplan[])")
@@ -296,7 +339,8 @@ class CheckerTest(unittest.TestCase):
                             main=main)
 
     def test_struct_field_renamed(self):
-        main = self.mutate("    num_axes::Csize_t", "    count::Csize_t")
+        main = self.mutate("    axes::Ptr{SpStr}\n    num_axes::Csize_t",
+                           "    axes::Ptr{SpStr}\n    count::Csize_t")
         self.assertReported(r"struct SpParallelSpec: fields \(binding_kind, axes, count\) differ",
                             main=main)
 
@@ -342,7 +386,8 @@ class CheckerTest(unittest.TestCase):
         main = self.mutate("    devices::UInt64\n    unsharded_bytes",
                            "    devices::Int64\n    unsharded_bytes")
         self.assertReported(r"struct SpMemory: field devices is Int64, C has uint64_t", main=main)
-        main = self.mutate("    num_devices_listed::Csize_t", "    num_devices_listed::UInt32")
+        main = self.mutate("    per_device_bytes::Ptr{UInt64}\n    num_devices_listed::Csize_t",
+                           "    per_device_bytes::Ptr{UInt64}\n    num_devices_listed::UInt32")
         self.assertReported(r"struct SpMemory: field num_devices_listed is UInt32, C has size_t",
                             main=main)
 
@@ -362,10 +407,42 @@ class CheckerTest(unittest.TestCase):
         self.assertReported(r"struct SpMemory: fields \(devices, unsharded_bytes, max_bytes, "
                             r"min_bytes, max_device, mean_bytes, per_device_bytes, "
                             r"num_devices_listed\) differ from C sp_memory", main=main)
-        main = self.mutate("    num_devices_listed::Csize_t\n", "")
+        main = self.mutate("    per_device_bytes::Ptr{UInt64}\n    num_devices_listed::Csize_t\n",
+                           "    per_device_bytes::Ptr{UInt64}\n")
         self.assertReported(r"struct SpMemory: fields .* differ from C sp_memory", main=main)
         main = self.mutate("struct SpMemory\n", "mutable struct SpMemory\n")
         self.assertReported(r"struct SpMemory: must be immutable", main=main)
+
+    def test_training_mirror(self):
+        # mean_total_bytes is the one C double of sp_training.
+        for wrong in ("UInt64", "Float32", "Int64"):
+            main = self.mutate("    mean_total_bytes::Cdouble", "    mean_total_bytes::" + wrong)
+            self.assertReported(r"struct SpTraining: field mean_total_bytes is %s, C has double"
+                                % wrong, main=main)
+        main = self.mutate("    mean_total_bytes::Cdouble", "    mean_total_bytes::Float64")
+        self.assertEqual(self.run_check(main=main), [])
+        main = self.mutate("    worst_coordinates::Ptr{UInt64}", "    worst_coordinates::Ptr{Int64}")
+        self.assertReported(r"struct SpTraining: field worst_coordinates is Ptr\{Int64\}, "
+                            r"C has const uint64_t \*", main=main)
+        main = self.mutate("    worst_coordinates::Ptr{UInt64}", "    worst_coordinates::Vector{UInt64}")
+        self.assertReported(r"struct SpTraining: field worst_coordinates is Vector\{UInt64\}",
+                            main=main)
+        main = self.mutate("    worst_coordinates::Ptr{UInt64}\n    num_axes::Csize_t\n",
+                           "    worst_coordinates::Ptr{UInt64}\n    num_axes::UInt32\n")
+        self.assertReported(r"struct SpTraining: field num_axes is UInt32, C has size_t", main=main)
+        # The coordinates left out: every later field would be read 16 bytes early.
+        main = self.mutate("    worst_coordinates::Ptr{UInt64}\n    num_axes::Csize_t\n", "")
+        self.assertReported(r"struct SpTraining: fields \(worst_device, params, .*\) differ from "
+                            r"C sp_training \(worst_device, worst_coordinates, num_axes, params, ",
+                            main=main)
+        # Same types, other order: max and min swapped.
+        main = self.mutate("    max_total_bytes::UInt64\n    min_total_bytes::UInt64\n",
+                           "    min_total_bytes::UInt64\n    max_total_bytes::UInt64\n")
+        self.assertReported(r"struct SpTraining: fields .* differ from C sp_training", main=main)
+        main = self.mutate("struct SpTraining\n", "mutable struct SpTraining\n")
+        self.assertReported(r"struct SpTraining: must be immutable", main=main)
+        main = self.mutate("struct SpTraining\n", "struct SpTrainingMemory\n")
+        self.assertReported(r"C struct sp_training has no Julia struct SpTraining", main=main)
 
     def test_plan_entry_mirror(self):
         main = self.mutate("    provenance::SpStr\n", "")
@@ -442,7 +519,8 @@ class CheckerTest(unittest.TestCase):
         header = replace_once(HEADER, "  double mean_bytes;", "  uint64_t mean_bytes;")
         self.assertReported(r"struct SpMemory: field mean_bytes is Cdouble, C has uint64_t",
                             header=header)
-        header = replace_once(HEADER, "  size_t num_devices_listed;", "  uint32_t num_devices_listed;")
+        header = replace_once(HEADER, "  size_t num_devices_listed;        /* entries at per_device_bytes */",
+                              "  uint32_t num_devices_listed;        /* entries at per_device_bytes */")
         self.assertReported(r"struct SpMemory: field num_devices_listed is Csize_t, C has uint32_t",
                             header=header)
         header = replace_once(HEADER, "  sp_str collective;\n", "  sp_str collective;\n  sp_str group;\n")
@@ -451,6 +529,22 @@ class CheckerTest(unittest.TestCase):
                             r"group\)", header=header)
         header = replace_once(HEADER, "  sp_str provenance;\n", "  sp_str provenance;\n  int rule;\n")
         self.assertReported(r"struct SpPlanEntry: fields \(fqn, provenance\) differ", header=header)
+
+    def test_header_training_struct_drift(self):
+        header = replace_once(HEADER, "  double mean_total_bytes;", "  float mean_total_bytes;")
+        self.assertReported(r"struct SpTraining: field mean_total_bytes is Cdouble, C has float",
+                            header=header)
+        header = replace_once(HEADER, "  const uint64_t *worst_coordinates;",
+                              "  const uint32_t *worst_coordinates;")
+        self.assertReported(r"struct SpTraining: field worst_coordinates is Ptr\{UInt64\}, "
+                            r"C has const uint32_t \*", header=header)
+        header = replace_once(HEADER, "  uint64_t gathered;", "  uint64_t gathered;\n  uint64_t buffers;")
+        self.assertReported(r"struct SpTraining: fields .* differ from C sp_training "
+                            r"\(.*gathered, buffers, activations", header=header)
+        header = replace_once(HEADER, "sp_error *sp_builder_set_training(sp_builder *builder, sp_str json);",
+                              "sp_error *sp_builder_set_training(sp_builder *builder, const char *json);")
+        self.assertReported(r"ccall sp_builder_set_training: argument 2 \(json\) is SpStr, "
+                            r"C has const char \*", header=header)
 
     # ---- enums and the ABI version ------------------------------------------------------------
 

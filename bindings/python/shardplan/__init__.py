@@ -6,6 +6,7 @@
     ...         print(d.code, d.message)
     >>> with shardplan.plan(text) as planned:   # shardplan plan: templates, memory
     ...     print(planned.memory.max_bytes, planned.communication)
+    ...     print(planned.training)    # with a training section: training memory
 
 Importing the package loads libshardplan.so: ``$SHARDPLAN_LIBRARY`` if set,
 else one shipped in this package's directory, else the source tree's
@@ -33,6 +34,7 @@ from ._document import (
     PlanEntry,
     Result,
     Severity,
+    Training,
     check,
     parse,
     plan,
@@ -75,6 +77,7 @@ __all__ = [
     "Result",
     "Severity",
     "ShardplanError",
+    "Training",
     "__version__",
     "abi_version",
     "check",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import enum
+import json as _json
 import operator
 from typing import Any, Iterable, Mapping, Optional, Sequence, Tuple, Union
 
@@ -415,6 +416,26 @@ class Builder(ExclusiveHandle):
         with _LayoutArg(layout) as layout_p, self._use() as pointer:
             call(lib.sp_builder_add_override, pointer, _capi.make_str(fqn_b), layout_p)
         return self
+
+    def set_training(self, section: Union[Mapping[str, Any], Text]) -> "Builder":
+        """Gives the document its ``training`` section (training-v1,
+        docs/format.md "Training"): a dict (sent as ``json.dumps(section)``)
+        or the section's JSON text, an object such as
+        ``{"zero": 3, "device_memory": "80GiB"}``. A section that is not an
+        object, an invalid value in it, or a second section raises
+        ShardplanError INVALID_ARGUMENT (nothing changes); what depends on the
+        mesh (``shard_axes``, ``activations.tensor_axis``) is checked by
+        :meth:`build`. Since library 0.9."""
+        if isinstance(section, Mapping):
+            data = _json.dumps(section).encode("utf-8")
+        elif isinstance(section, (str, bytes, bytearray, memoryview)):
+            data = _capi.encode(section, "section")
+        else:
+            raise TypeError(
+                "section must be a dict or JSON text (str or bytes), "
+                f"not {type(section).__name__}"
+            )
+        return self._call(lib.sp_builder_set_training, _capi.make_str(data))
 
     def to_json(self) -> str:
         """The document built so far as shardplan.v1 JSON (pretty-printed)."""

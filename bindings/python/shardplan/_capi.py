@@ -116,6 +116,29 @@ class sp_memory(Structure):
     ]
 
 
+class sp_training(Structure):
+    """``sp_training`` (library 0.9): the worst device (its coordinates, one per
+    mesh axis), its seven categories, then the totals over devices."""
+
+    _fields_ = [
+        ("worst_device", c_uint64),
+        ("worst_coordinates", POINTER(c_uint64)),  # num_axes values, mesh order
+        ("num_axes", c_size_t),
+        ("params", c_uint64),
+        ("grads", c_uint64),
+        ("master", c_uint64),
+        ("optimizer", c_uint64),
+        ("gathered", c_uint64),
+        ("activations", c_uint64),
+        ("total", c_uint64),
+        ("max_total_bytes", c_uint64),
+        ("min_total_bytes", c_uint64),
+        ("mean_total_bytes", c_double),
+        ("per_device_total_bytes", POINTER(c_uint64)),  # NULL beyond 65,536 devices
+        ("num_devices_listed", c_size_t),
+    ]
+
+
 class sp_plan_entry(Structure):
     _fields_ = [("fqn", sp_str), ("provenance", sp_str)]
 
@@ -220,6 +243,7 @@ SIGNATURES = {
     # Planning
     "sp_document_plan": (_E, [sp_document_p, POINTER(sp_check_options), POINTER(sp_result_p)]),
     "sp_result_memory": (_E, [sp_result_p, POINTER(sp_memory), POINTER(c_int)]),
+    "sp_result_training": (_E, [sp_result_p, POINTER(sp_training), POINTER(c_int)]),
     "sp_result_plan_entry_count": (_E, [sp_result_p, POINTER(c_size_t)]),
     "sp_result_plan_entry": (_E, [sp_result_p, c_size_t, POINTER(sp_plan_entry)]),
     "sp_result_communication_count": (_E, [sp_result_p, POINTER(c_size_t)]),
@@ -269,6 +293,7 @@ SIGNATURES = {
         _E,
         [sp_builder_p, sp_str, POINTER(sp_str), c_size_t, POINTER(sp_str), c_size_t],
     ),
+    "sp_builder_set_training": (_E, [sp_builder_p, sp_str]),
     "sp_builder_to_json": (_E, [sp_builder_p, POINTER(sp_str)]),
     "sp_builder_build": (_E, [sp_builder_p, POINTER(sp_parse_options), POINTER(sp_document_p)]),
 }

@@ -1,4 +1,5 @@
-"""Documents, check and plan results, diagnostics (help, fixes, groups), memory and communication."""
+"""Documents, check and plan results, diagnostics (help, fixes, groups), memory, training memory
+and communication."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import ctypes
 import dataclasses
 import enum
 import json as _json
-from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar, Union
 
 from . import _capi
 from ._capi import lib
@@ -181,6 +182,78 @@ class Memory:
             per_device = f"({', '.join(map(str, per_device[:8]))}, ... {len(per_device)} devices)"
         fields = [f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)[:-1]]
         return f"Memory({', '.join(fields)}, per_device_bytes={per_device!s})"
+
+
+@dataclasses.dataclass(frozen=True)
+class Training:
+    """Training memory of a result (``sp_training``, training-v1 section 4), for a
+    document with a ``training`` section. Since library 0.9.
+
+    The worst device (the largest total, the lowest number on ties):
+    ``worst_device``, its ``worst_coordinates`` (one per mesh axis, in mesh
+    order) and its bytes by category; then the totals over devices. All in
+    bytes per device; a category that does not apply is 0.
+    ``per_device_total_bytes`` is a tuple with one total per device, or None
+    for meshes of more than 65,536 devices. Whether it fits
+    (``exceeds-device-memory``, ``near-device-memory``) is among the
+    result's diagnostics.
+    """
+
+    worst_device: int
+    worst_coordinates: Tuple[int, ...]  #: one per mesh axis, mesh order
+    params: int
+    grads: int
+    master: int
+    optimizer: int
+    gathered: int  #: the largest FSDP unit, gathered (zero 3)
+    activations: int  #: the same on every device
+    total: int
+    max_total_bytes: int
+    min_total_bytes: int
+    mean_total_bytes: float
+    per_device_total_bytes: Optional[Tuple[int, ...]] = None
+
+    def to_dict(self, axes: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+        """The training memory as in the result JSON's "memory"/"training"
+        object ("per_device_total_bytes" null beyond 65,536 devices). The
+        JSON keys the worst device's coordinates by mesh axis:
+        pass the mesh's axis names, in mesh order, to get that form (else
+        "coordinates" is the list)."""
+        coordinates: Any = list(self.worst_coordinates)
+        if axes is not None:
+            axes = list(axes)
+            if len(axes) != len(coordinates):
+                raise ValueError(
+                    f"{len(axes)} axis names for {len(coordinates)} coordinates"
+                )
+            coordinates = dict(zip(axes, coordinates))
+        out: Dict[str, Any] = {
+            "worst": {
+                "device": self.worst_device,
+                "coordinates": coordinates,
+                "params": self.params,
+                "grads": self.grads,
+                "master": self.master,
+                "optimizer": self.optimizer,
+                "gathered": self.gathered,
+                "activations": self.activations,
+                "total": self.total,
+            },
+            "max_total_bytes": self.max_total_bytes,
+            "min_total_bytes": self.min_total_bytes,
+            "mean_total_bytes": self.mean_total_bytes,
+            "per_device_total_bytes": None,  # null beyond 65,536 devices, as in the JSON
+        }
+        if self.per_device_total_bytes is not None:
+            out["per_device_total_bytes"] = list(self.per_device_total_bytes)
+        return out
+
+    def __repr__(self) -> str:
+        per_device = self.per_device_total_bytes
+        if per_device is not None and len(per_device) > 8:  # up to 65,536 of them
+            per_device = f"({', '.join(map(str, per_device[:8]))}, ... {len(per_device)} devices)"
+        fields = [f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)[:-1]]
+        return f"Training({', '.join(fields)}, per_device_total_bytes={per_device!s})"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -370,6 +443,14 @@ class Result(SharedHandle):
         planned (or the mesh has more than 2^24 devices)."""
         return self._cached("memory", _read_memory)
 
+    @property
+    def training(self) -> Optional[Training]:
+        """Training memory per device (``sp_result_training``, library 0.9);
+        None when there is none: the document has no ``training`` section, no
+        plan was made (a plan made by ``plan``, or the document's own plan once
+        every check passed), or the mesh has more than 2^24 devices."""
+        return self._cached("training", _read_training)
+
     def plan_entry_count(self) -> int:
         """The number of plan entries (0 when the result was not planned)."""
         return self._size("plan_entry_count", lib.sp_result_plan_entry_count)
@@ -432,6 +513,35 @@ def _read_memory(pointer) -> Optional[Memory]:
         mean_bytes=out.mean_bytes,
         max_device=out.max_device,
         per_device_bytes=per_device,
+    )
+
+
+def _read_training(pointer) -> Optional[Training]:
+    out = _capi.sp_training()
+    present = ctypes.c_int()
+    call(lib.sp_result_training, pointer, ctypes.byref(out), ctypes.byref(present))
+    if not present.value:
+        return None
+    coordinates: Tuple[int, ...] = ()
+    if out.worst_coordinates:
+        coordinates = tuple(out.worst_coordinates[: out.num_axes])
+    per_device = None
+    if out.per_device_total_bytes:
+        per_device = tuple(out.per_device_total_bytes[: out.num_devices_listed])
+    return Training(
+        worst_device=out.worst_device,
+        worst_coordinates=coordinates,
+        params=out.params,
+        grads=out.grads,
+        master=out.master,
+        optimizer=out.optimizer,
+        gathered=out.gathered,
+        activations=out.activations,
+        total=out.total,
+        max_total_bytes=out.max_total_bytes,
+        min_total_bytes=out.min_total_bytes,
+        mean_total_bytes=out.mean_total_bytes,
+        per_device_total_bytes=per_device,
     )
 
 

@@ -31,6 +31,11 @@ matches what torch reports:
   returning a dict with the optional keys ``"parallel"`` (a parallel spec or
   None) and ``"family"`` (a family object, docs/format.md) gets them copied
   into its module entry.
+- **Training.** ``training={...}`` becomes the document's ``training``
+  section (docs/format.md, "Training"): ZeRO stage, optimizer, dtypes, FSDP
+  units, activations, ``device_memory``. When it has ``activations`` but no
+  ``model``, the model description is read from the model's Hugging Face
+  config (``model.config``) by ``model_description``.
 
 Importing ``shardplan`` does not import this module or torch; importing this
 module imports torch.
@@ -39,11 +44,13 @@ module imports torch.
 from __future__ import annotations
 
 import argparse
+import fractions
 import importlib
 import importlib.util
 import inspect
 import json
 import os
+import re
 import sys
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -57,7 +64,10 @@ except ImportError as error:  # pragma: no cover - torch is installed where this
 
 import shardplan as _shardplan
 
-__all__ = ["ROOT_ID", "DTYPES", "export", "check", "plan", "dumps", "report", "main"]
+__all__ = [
+    "ROOT_ID", "DTYPES", "UNGATED_MODEL_TYPES", "export", "check", "plan", "dumps", "report", "model_description",
+    "main",
+]
 
 #: The module id of the root module.
 ROOT_ID = "<root>"
@@ -248,6 +258,7 @@ def export(
     blocks: Optional[Mapping[str, Sequence[int]]] = None,
     dtype: Any = None,
     pipeline: Union[None, str, Mapping[str, Any]] = None,
+    training: Optional[Mapping[str, Any]] = None,
 ) -> Dict[str, Any]:
     """The shardplan.v1 document (a dict) of ``model`` on ``mesh``.
 
@@ -268,6 +279,12 @@ def export(
     outputs]}}`` (docs/planning.md), or ``"auto"``: the model's own
     (``config.base_model_pp_plan`` under the base model, then the class's
     ``_pp_plan``).
+    training: the document's ``training`` section (docs/format.md,
+    "Training"), e.g. ``{"zero": 3, "fsdp_units": ["model.layers.*"],
+    "master_dtype": "float32", "activations": {"seq_len": 8192},
+    "device_memory": "80GiB"}``. With ``activations`` and no ``model``, the
+    model description is ``model_description(model.config)`` (ValueError when
+    the model has no Hugging Face config: pass ``training["model"]``).
     """
     if not isinstance(model, _torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, not {type(model).__name__}")
@@ -368,6 +385,8 @@ def export(
         pipeline = _auto_pipeline(model)
     if pipeline is not None:
         doc["pipeline"] = _json_copy(pipeline, "pipeline")
+    if training is not None:
+        doc["training"] = _training_section(model, training)
     return doc
 
 
@@ -428,6 +447,221 @@ def _auto_pipeline(model) -> Dict[str, Any]:
     return {"modules": modules}
 
 
+# ---------------------------------------------------------------------------
+# Training: the document's training section and the model description
+
+#: Hugging Face ``model_type`` values whose MLP has no gate (an up projection,
+#: the activation, a down projection): ``gated_mlp`` is false for them and
+#: true for every other config (the SwiGLU / GeGLU MLPs of Llama, Mistral,
+#: Mixtral, Qwen, DeepSeek, Gemma, Phi-3, ...; a config without
+#: ``model_type`` counts as gated).
+UNGATED_MODEL_TYPES = frozenset({
+    "bert", "bloom", "falcon", "gpt2", "gpt_bigcode", "gpt_neo", "gpt_neox", "gptj", "mpt", "opt",
+    "phi", "roberta", "starcoder2",
+})
+
+
+def _config_value(config, name: str) -> Any:
+    if isinstance(config, Mapping):
+        return config.get(name)
+    return getattr(config, name, None)
+
+
+def _config_int(config, name: str, required: bool = False) -> Optional[int]:
+    value = _config_value(config, name)
+    if value is None:
+        if required:
+            raise ValueError(f"the config has no {name!r}")
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"the config's {name!r} is not an integer: {value!r}")
+    return value
+
+
+def _config_ints(config, name: str) -> List[int]:
+    value = _config_value(config, name)
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes)) or not all(isinstance(i, int) and not isinstance(i, bool) for i in value):
+        raise ValueError(f"the config's {name!r} is not a list of layer numbers: {value!r}")
+    return list(value)
+
+
+def model_description(config) -> Dict[str, Any]:
+    """The ``training.model`` description (docs/planning.md, "Activations")
+    of a Hugging Face config: a ``transformers`` config object, any object
+    with the same attributes, or the dict of a ``config.json``.
+
+    Read as transformers builds the model:
+
+    - ``hidden_size``, ``num_attention_heads``, ``num_hidden_layers``,
+      ``vocab_size``, ``intermediate_size`` (the dense MLP's size) as the
+      config names them; ``num_key_value_heads`` (default: the attention
+      heads) and ``head_dim`` (default: ``hidden_size // num_attention_heads``,
+      transformers' own) always written out.
+    - Multi-head latent attention (DeepSeek-V2/V3: ``qk_nope_head_dim``,
+      ``qk_rope_head_dim``, ``v_head_dim``): the description has one head size
+      for Q, K, V and the output projection's input, so ``head_dim`` is their
+      mean, ``(qk_nope + qk_rope + v) / 2`` rounded up (DeepSeek-V3: (128 + 64 +
+      128) / 2 = 160), which keeps the same bytes (Q and K of 192 per head, V
+      and the output of 128), with as many key/value heads as query heads;
+      ``config.head_dim`` (transformers sets it to the rotary part) is not
+      used. The low-rank latents (``q_lora_rank``, ``kv_lora_rank``) and
+      their norms are not in the description.
+    - ``gated_mlp``: false for the model types of ``UNGATED_MODEL_TYPES``,
+      true otherwise.
+    - Mixture of experts, when the config has experts: ``num_experts`` from
+      ``num_local_experts`` (Mixtral, Llama 4), ``num_experts`` (Qwen2/3-MoE,
+      OLMoE) or ``n_routed_experts`` (DeepSeek); ``num_experts_per_tok``
+      (required with experts);
+      ``moe_intermediate_size`` (Mixtral has none: its experts are
+      ``intermediate_size`` wide; Llama 4's are ``intermediate_size``, its
+      dense layers ``intermediate_size_mlp``); ``num_shared_experts`` from
+      ``n_shared_experts`` (DeepSeek), 1 for Llama 4's shared expert, and
+      Qwen2-MoE's ``shared_expert_intermediate_size`` as a number of experts
+      of ``moe_intermediate_size`` (ValueError when it is not a multiple);
+      ``first_k_dense_replace``, the number of dense layers, from the
+      config's layer pattern: DeepSeek's ``first_k_dense_replace`` and
+      ``moe_layer_freq``, Qwen's ``decoder_sparse_step`` and
+      ``mlp_only_layers``, Llama 4's ``moe_layers`` /
+      ``interleave_moe_layer_step``. The description counts the dense layers
+      as the first ones; where the config puts them elsewhere (Qwen's
+      ``decoder_sparse_step`` 2: every other layer) only their number is
+      kept, which is all the activations depend on (every device holds every
+      layer: pipeline parallelism is not modelled).
+    - A config with a ``text_config`` and no ``hidden_size`` of its own (Llama
+      4, Gemma 3, the vision-language models) is described by its
+      ``text_config``.
+
+    Raises ValueError naming the missing or unusable value; then write the
+    description yourself (``training={"model": {...}}``).
+    """
+    if _config_value(config, "hidden_size") is None and _config_value(config, "text_config") is not None:
+        config = _config_value(config, "text_config")
+    required = ("hidden_size", "num_attention_heads", "num_hidden_layers", "vocab_size", "intermediate_size")
+    missing = [name for name in required if _config_value(config, name) is None]
+    if missing:
+        raise ValueError(f"the config has no {', '.join(repr(name) for name in missing)}")
+    h = _config_int(config, "hidden_size", required=True)
+    a = _config_int(config, "num_attention_heads", required=True)
+    layers = _config_int(config, "num_hidden_layers", required=True)
+    vocab = _config_int(config, "vocab_size", required=True)
+    kv = _config_int(config, "num_key_value_heads")
+    kv = a if kv is None else kv
+    mla = [_config_int(config, k) for k in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")]
+    if all(v is not None for v in mla):
+        nope, rope, v = mla
+        head_dim = -(-(nope + rope + v) // 2)
+        kv = a  # kv_b_proj gives every query head its own key and value
+    else:
+        head_dim = _config_int(config, "head_dim")
+        if head_dim is None:
+            if a == 0:
+                raise ValueError("the config has num_attention_heads 0")
+            head_dim = h // a
+    intermediate = _config_int(config, "intermediate_size", required=True)
+    dense_mlp = _config_int(config, "intermediate_size_mlp")  # Llama 4: the dense layers' MLP
+    out: Dict[str, Any] = {
+        "hidden_size": h,
+        "num_attention_heads": a,
+        "num_key_value_heads": kv,
+        "head_dim": head_dim,
+        "intermediate_size": intermediate if dense_mlp is None else dense_mlp,
+        "gated_mlp": _config_value(config, "model_type") not in UNGATED_MODEL_TYPES,
+        "num_hidden_layers": layers,
+        "vocab_size": vocab,
+    }
+
+    experts = None
+    for name in ("num_local_experts", "num_experts", "n_routed_experts"):
+        experts = _config_int(config, name)
+        if experts is not None:
+            break
+    if not experts:
+        return out
+    moe = _config_int(config, "moe_intermediate_size")
+    if moe is None:  # Mixtral, Llama 4: intermediate_size is the experts'
+        moe = intermediate
+    shared = _config_int(config, "n_shared_experts")
+    if shared is None:
+        shared = _config_int(config, "num_shared_experts")
+    if shared is None:
+        shared_size = _config_int(config, "shared_expert_intermediate_size")  # Qwen2-MoE
+        if shared_size:
+            if shared_size % moe:
+                raise ValueError(
+                    f"the config's shared_expert_intermediate_size {shared_size} is not a multiple of "
+                    f"moe_intermediate_size {moe}: the description counts shared experts of that size"
+                )
+            shared = shared_size // moe
+        elif dense_mlp is not None:
+            shared = 1  # Llama 4: one shared expert of intermediate_size in every MoE layer
+        else:
+            shared = 0
+
+    # Which layers are mixtures of experts, as transformers builds them.
+    if _config_value(config, "n_routed_experts") is not None:  # DeepSeek-V2/V3, GLM-4-MoE
+        first = _config_int(config, "first_k_dense_replace") or 0
+        freq = _config_int(config, "moe_layer_freq") or 1
+        sparse = [i >= first and i % freq == 0 for i in range(layers)]
+    elif dense_mlp is not None:  # Llama 4
+        if _config_value(config, "moe_layers") is None:
+            step = _config_int(config, "interleave_moe_layer_step") or 1
+            listed = set(range(step - 1, layers, step))
+        else:
+            listed = set(_config_ints(config, "moe_layers"))
+        sparse = [i in listed for i in range(layers)]
+    else:  # Qwen2/3-MoE (decoder_sparse_step, mlp_only_layers), Mixtral (every layer)
+        step = _config_int(config, "decoder_sparse_step") or 1
+        only = set(_config_ints(config, "mlp_only_layers"))
+        first = _config_int(config, "first_k_dense_replace")
+        sparse = [i not in only and (i + 1) % step == 0 and (first is None or i >= first) for i in range(layers)]
+
+    top_k = _config_int(config, "num_experts_per_tok")
+    if top_k is None:
+        raise ValueError(f"the config has {experts} experts but no 'num_experts_per_tok'")
+    out["num_experts"] = experts
+    out["num_experts_per_tok"] = top_k
+    out["moe_intermediate_size"] = moe
+    out["num_shared_experts"] = shared
+    out["first_k_dense_replace"] = sparse.count(False)
+    return out
+
+
+def _training_section(model, training: Mapping[str, Any]) -> Dict[str, Any]:
+    """The document's ``training`` section: ``training`` copied, with ``model``
+    described from ``model.config`` when activations need it."""
+    if not isinstance(training, Mapping):
+        raise TypeError(
+            f"training must be a dict (the document's training section), not {type(training).__name__}"
+        )
+    section = _json_copy(training, "training")
+    if section.get("activations") is None or "model" in section:
+        return section
+    config = getattr(model, "config", None)
+    if config is None:
+        raise ValueError(
+            "training has 'activations' but no 'model', and the model has no Hugging Face config "
+            "(model.config) to describe it: pass training['model'] = {'hidden_size': ..., "
+            "'num_attention_heads': ..., 'intermediate_size': ..., 'num_hidden_layers': ..., "
+            "'vocab_size': ...} (docs/format.md, \"Training\"), or "
+            "shardplan.torch.model_description(config) of the model's config"
+        )
+    try:
+        description = model_description(config)
+    except ValueError as error:
+        raise ValueError(
+            f"training has 'activations' but no 'model', and model.config cannot describe the model: "
+            f"{error}; pass training['model'] (docs/format.md, \"Training\")"
+        ) from None
+    out: Dict[str, Any] = {}
+    for key, value in section.items():  # the description right after the activations
+        out[key] = value
+        if key == "activations":
+            out["model"] = description
+    return out
+
+
 def dumps(doc: Mapping[str, Any]) -> str:
     """The document as JSON text: one line per parameter and per module."""
     lines = []
@@ -457,10 +691,12 @@ def check(
     dtype: Any = None,
     threads: int = 0,
     pipeline: Union[None, str, Mapping[str, Any]] = None,
+    training: Optional[Mapping[str, Any]] = None,
 ) -> "_shardplan.Result":
     """``shardplan.check`` of ``export(model, mesh, ...)``: the module-owned
-    layouts (and a document's shapes) checked; a ``shardplan.Result``."""
-    doc = export(model, mesh, providers, templates, overrides, blocks, dtype, pipeline)
+    layouts (and a document's shapes) checked, and with ``training`` and the
+    document's own plan, its training memory; a ``shardplan.Result``."""
+    doc = export(model, mesh, providers, templates, overrides, blocks, dtype, pipeline, training)
     return _shardplan.check(json.dumps(doc, ensure_ascii=False), threads=threads)
 
 
@@ -474,11 +710,13 @@ def plan(
     dtype: Any = None,
     threads: int = 0,
     pipeline: Union[None, str, Mapping[str, Any]] = None,
+    training: Optional[Mapping[str, Any]] = None,
 ) -> "_shardplan.Result":
     """``shardplan.plan`` of ``export(model, mesh, ...)``: the final plan from
     the owners, templates and overrides, checked, with memory per device and
-    communication; a ``shardplan.Result``."""
-    doc = export(model, mesh, providers, templates, overrides, blocks, dtype, pipeline)
+    communication (and with ``training``, the training memory per device and
+    its verdict against ``device_memory``); a ``shardplan.Result``."""
+    doc = export(model, mesh, providers, templates, overrides, blocks, dtype, pipeline, training)
     return _shardplan.plan(json.dumps(doc, ensure_ascii=False), threads=threads)
 
 
@@ -488,8 +726,8 @@ def plan(
 _USAGE_EPILOG = """\
 FACTORY() returns the model (build it on the meta device) or a pair
 (model, extras), extras a dict with any of the keys mesh, providers,
-templates, overrides, blocks, dtype, pipeline: the export arguments. A command-line
-option replaces the extra of the same name. MODULE is a module name
+templates, overrides, blocks, dtype, pipeline, training: the export arguments.
+A command-line option replaces the extra of the same name. MODULE is a module name
 importable from the current directory, or a path to a .py file.
 
 Exit status: 0 written (and no errors), 1 the check or plan found errors,
@@ -509,10 +747,13 @@ def _plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def report(result, path: str = "model") -> str:
+def report(result, path: str = "model", device_memory: Union[None, int, str] = None) -> str:
     """The text ``shardplan check``/``shardplan plan`` print for a result:
     the diagnostics, a summary line and, for a planned result, memory per
-    device, collectives and the plan table."""
+    device, the training memory (with a ``training`` section), collectives and
+    the plan table. ``device_memory``: the training section's (bytes or a
+    string such as ``"80GiB"``), for the worst device's bar and share, which
+    the result itself does not hold."""
     out = []
     data = result.to_dict()
     errors = warnings = 0
@@ -534,12 +775,65 @@ def report(result, path: str = "model") -> str:
     if warnings:
         summary += ", " + _plural(warnings, "warning", "warnings")
     out.append(f"{path}: {summary}")
+    training = (data.get("memory") or {}).get("training")
+    budget = _memory_size(device_memory)
     if "plan" in data and "provenance" in data:
-        out.extend(_plan_lines(result, data))
+        out.extend(_plan_lines(result, data, training, budget))
+    elif training:  # a document's own plan, checked
+        out.extend(_training_lines(training, budget))
     return "\n".join(out) + "\n"
 
 
-def _plan_lines(result, data) -> List[str]:
+_MEMORY_UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+                 "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+
+
+def _memory_size(value: Union[None, int, str]) -> Optional[int]:
+    """``device_memory`` in bytes (an integer, or ``"80GiB"``), as the engine
+    reads it; None when absent or unreadable (the engine refuses those)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    if not isinstance(value, str):
+        return None
+    match = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", value)
+    if match is None:
+        return None
+    return int(fractions.Fraction(match.group(1)) * _MEMORY_UNITS[match.group(2)])
+
+
+def _training_lines(training: Mapping[str, Any], budget: Optional[int]) -> List[str]:
+    """The worst device's training memory, as the CLI prints it."""
+    w = training["worst"]
+    out = [
+        f"training memory per device: min {_bytes(training['min_total_bytes'])}, "
+        f"mean {_bytes(training['mean_total_bytes'])}, max {_bytes(training['max_total_bytes'])}"
+    ]
+    where = f"device {w['device']}"
+    coordinates = w.get("coordinates") or {}
+    if coordinates:
+        where += " (" + ", ".join(f"{axis}={c}" for axis, c in coordinates.items()) + ")"
+    out.append(f"  worst: {where}" + (f" of {_bytes(budget)}" if budget is not None else ""))
+    width = 50
+    scale = float(max(budget if budget is not None else w["total"], w["total"]))
+    bar, filled = "", 0.0
+    for name, mark in (("params", "#"), ("grads", "="), ("master", "+"), ("optimizer", "%"),
+                       ("gathered", "~"), ("activations", "*")):
+        out.append(f"    {mark} {name:<12} {_bytes(w[name]):>12}")
+        if scale > 0:
+            filled += float(w[name])
+            upto = int(filled / scale * width + 0.5)
+            bar += mark * max(0, upto - len(bar))
+    total = f"      {'total':<12} {_bytes(w['total']):>12}"
+    if budget:
+        total += f"  ({100.0 * w['total'] / budget:.0f}% of device_memory)"
+    out.append(total)
+    out.append(f"    [{bar.ljust(width, '.')}]")
+    return out
+
+
+def _plan_lines(result, data, training=None, budget=None) -> List[str]:
     out = []
     m = result.memory
     if m is not None:
@@ -559,6 +853,8 @@ def _plan_lines(result, data) -> List[str]:
                 out.append(f"  {_bytes(lo):>12} .. {'#' * (count * width // most)} {count}")
     else:
         out.append("memory per device: not computed (more than 16777216 devices)")
+    if training:
+        out.extend(_training_lines(training, budget))
     collectives = data.get("collectives") or {}
     counts = [f"{c}@{axis} x{n}" for c, axes in collectives.items() for axis, n in axes.items()]
     out.append("collectives: " + " ".join(counts) if counts else "collectives: none")
@@ -610,7 +906,7 @@ def _read_json(path: str) -> Any:
         return json.load(f)
 
 
-_EXTRAS = ("mesh", "providers", "templates", "overrides", "blocks", "dtype", "pipeline")
+_EXTRAS = ("mesh", "providers", "templates", "overrides", "blocks", "dtype", "pipeline", "training")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -628,6 +924,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--overrides", metavar="FILE", help="JSON: {FQN: layout}")
     parser.add_argument("--blocks", metavar="FILE", help="JSON: {parameter full name: [b0, b1, ...]}")
     parser.add_argument("--pipeline", metavar="FILE", help="JSON: a pipeline plan; 'auto': the model's own base_model_pp_plan")
+    parser.add_argument("--training", metavar="FILE_OR_JSON",
+                        help="the document's training section: a JSON file, or the JSON itself "
+                             "(e.g. '{\"zero\": 3, \"device_memory\": \"80GiB\"}'); with activations and no "
+                             "model, the model is described from model.config")
     parser.add_argument("--dtype", help="export every floating-point parameter as this dtype (e.g. bfloat16)")
     parser.add_argument("--out", metavar="DOC.json", required=True, help="where to write the document ('-': standard output)")
     group = parser.add_mutually_exclusive_group()
@@ -661,6 +961,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 options[key] = "auto"
             elif path is not None:
                 options[key] = _read_json(path)
+        if args.training is not None:
+            text = args.training.strip()
+            options["training"] = json.loads(text) if text.startswith("{") else _read_json(args.training)
     except (OSError, ValueError) as error:
         return fail(f"cannot read {error}")
     if args.mesh is not None:
@@ -689,7 +992,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 0
     run = _shardplan.plan if args.plan else _shardplan.check
     with run(text, threads=args.threads) as result:
-        sys.stdout.write(report(result, args.out))
+        device_memory = (doc.get("training") or {}).get("device_memory")
+        sys.stdout.write(report(result, args.out, device_memory))
         return 0 if result.ok else 1
 
 

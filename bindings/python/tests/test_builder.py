@@ -187,6 +187,8 @@ def build_from(doc):
             b.add_template_rule(index, pattern, style)
     for fqn, layout in doc.get("overrides", {}).items():
         b.add_override(fqn, layout)
+    if "training" in doc:
+        b.set_training(doc["training"])
     return b
 
 
@@ -204,9 +206,14 @@ def test_rebuilt_conformance_cases_check_alike(name):
     assert built == shardplan.check(text).json
 
 
-@pytest.mark.parametrize("path", ["examples/tiny-plan.json"])
+@pytest.mark.parametrize(
+    "path",
+    ["examples/tiny-plan.json", "tests/golden/cases/exceeds-device-memory.fail.json",
+     "tests/golden/cases/training-pattern-no-match.fail.json"],
+)
 def test_rebuilt_planner_documents_plan_alike(path):
-    """Templates, overrides and blocks through the builder: the same plan."""
+    """Templates, overrides, blocks and the training section through the
+    builder: the same plan (and training memory)."""
     text = (REPO_ROOT / path).read_text()
     with build_from(json.loads(text)) as builder, builder.build() as document:
         built = document.plan().json

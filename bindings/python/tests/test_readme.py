@@ -10,7 +10,7 @@ import pytest
 import shardplan
 from conftest import BINDING_DIR
 
-EXAMPLES = ["example.py", "example_plan.py", "example_fix.py"]
+EXAMPLES = ["example.py", "example_plan.py", "example_fix.py", "example_training.py"]
 
 
 def readme_examples():

@@ -753,3 +753,296 @@ def test_auto_without_a_plan_says_what_is_missing():
         st.export(TinyGPT(), MESH, pipeline="auto")
     with pytest.raises(ValueError, match="'auto'"):
         st.export(TinyGPT(), MESH, templates="tp")
+
+
+# ---------------------------------------------------------------------------
+# training=: the document's training section, and model_description(config)
+
+# The values of each published config.json that describe the model (with its
+# model_type and hidden_act), as the Hugging Face Hub publishes them.
+PUBLISHED_CONFIGS = {
+    # https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json
+    "Llama-3-8B": {
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_act": "silu",
+        "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
+        "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+        "max_position_embeddings": 8192, "rope_theta": 500000.0, "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+    },
+    # https://huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json
+    "Qwen3-30B-A3B": {
+        "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_act": "silu",
+        "decoder_sparse_step": 1, "head_dim": 128, "hidden_size": 2048, "intermediate_size": 6144,
+        "mlp_only_layers": [], "moe_intermediate_size": 768, "norm_topk_prob": True,
+        "num_attention_heads": 32, "num_experts": 128, "num_experts_per_tok": 8,
+        "num_hidden_layers": 48, "num_key_value_heads": 4, "vocab_size": 151936,
+        "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+    },
+    # https://huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json
+    "Mixtral-8x7B": {
+        "architectures": ["MixtralForCausalLM"], "model_type": "mixtral", "hidden_act": "silu",
+        "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
+        "num_experts_per_tok": 2, "num_hidden_layers": 32, "num_key_value_heads": 8,
+        "num_local_experts": 8, "vocab_size": 32000, "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+    },
+    # https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json
+    "DeepSeek-V3": {
+        "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_act": "silu",
+        "first_k_dense_replace": 3, "hidden_size": 7168, "intermediate_size": 18432,
+        "kv_lora_rank": 512, "moe_intermediate_size": 2048, "moe_layer_freq": 1, "n_group": 8,
+        "n_routed_experts": 256, "n_shared_experts": 1, "num_attention_heads": 128,
+        "num_experts_per_tok": 8, "num_hidden_layers": 61, "num_key_value_heads": 128,
+        "q_lora_rank": 1536, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "topk_group": 4,
+        "v_head_dim": 128, "vocab_size": 129280, "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+    },
+}
+
+# What each describes, written out by hand from the values above.
+DESCRIPTIONS = {
+    "Llama-3-8B": {
+        "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
+        "head_dim": 128,  # not in config.json: 4096 / 32, transformers' default
+        "intermediate_size": 14336, "gated_mlp": True, "num_hidden_layers": 32, "vocab_size": 128256,
+    },
+    "Qwen3-30B-A3B": {
+        "hidden_size": 2048, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
+        "intermediate_size": 6144, "gated_mlp": True, "num_hidden_layers": 48, "vocab_size": 151936,
+        "num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768,
+        "num_shared_experts": 0,
+        "first_k_dense_replace": 0,  # decoder_sparse_step 1, mlp_only_layers []: every layer MoE
+    },
+    "Mixtral-8x7B": {
+        "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+        "intermediate_size": 14336, "gated_mlp": True, "num_hidden_layers": 32, "vocab_size": 32000,
+        "num_experts": 8, "num_experts_per_tok": 2,
+        "moe_intermediate_size": 14336,  # the experts are intermediate_size wide
+        "num_shared_experts": 0, "first_k_dense_replace": 0,
+    },
+    "DeepSeek-V3": {
+        "hidden_size": 7168, "num_attention_heads": 128, "num_key_value_heads": 128,
+        "head_dim": 160,  # MLA: Q and K heads of 128 + 64, V and output heads of 128: (192 + 128) / 2
+        "intermediate_size": 18432, "gated_mlp": True, "num_hidden_layers": 61, "vocab_size": 129280,
+        "num_experts": 256, "num_experts_per_tok": 8, "moe_intermediate_size": 2048,
+        "num_shared_experts": 1, "first_k_dense_replace": 3,
+    },
+}
+
+
+class Config:
+    """A config object as transformers' configs are: attributes."""
+
+    def __init__(self, **values):
+        self.__dict__.update(values)
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED_CONFIGS))
+def test_model_description_of_published_configs(name):
+    config = PUBLISHED_CONFIGS[name]
+    assert st.model_description(config) == DESCRIPTIONS[name]
+    assert list(st.model_description(config)) == list(DESCRIPTIONS[name])  # docs/planning.md's order
+    assert st.model_description(Config(**config)) == DESCRIPTIONS[name]
+
+
+def test_model_description_of_mla_ignores_transformers_rotary_head_dim():
+    # transformers' DeepseekV3Config sets head_dim = qk_rope_head_dim (64), for the rotary
+    # embedding; the description's head size is MLA's mean head, 160.
+    config = Config(**PUBLISHED_CONFIGS["DeepSeek-V3"], head_dim=64)
+    assert st.model_description(config)["head_dim"] == 160
+    odd = dict(PUBLISHED_CONFIGS["DeepSeek-V3"], v_head_dim=127, num_key_value_heads=1)
+    assert st.model_description(odd)["head_dim"] == 160  # (192 + 127) / 2 rounded up
+    assert st.model_description(odd)["num_key_value_heads"] == 128  # one K and V per query head
+
+
+def test_model_description_counts_the_dense_layers():
+    qwen = PUBLISHED_CONFIGS["Qwen3-30B-A3B"]
+    assert st.model_description(dict(qwen, mlp_only_layers=[0, 1, 2]))["first_k_dense_replace"] == 3
+    # Every other layer sparse: 24 dense layers (not the first ones: only their number is kept).
+    assert st.model_description(dict(qwen, decoder_sparse_step=2))["first_k_dense_replace"] == 24
+    assert st.model_description(dict(qwen, decoder_sparse_step=2, mlp_only_layers=[1, 2]))[
+        "first_k_dense_replace"] == 25
+    deepseek = PUBLISHED_CONFIGS["DeepSeek-V3"]
+    assert st.model_description(dict(deepseek, moe_layer_freq=2))["first_k_dense_replace"] == 32  # 0-2, 3, 5, ...
+    assert st.model_description(dict(deepseek, first_k_dense_replace=0))["first_k_dense_replace"] == 0
+    # No experts: a dense model, whatever else the config says.
+    dense = st.model_description(dict(qwen, num_experts=0))
+    assert "num_experts" not in dense and "first_k_dense_replace" not in dense
+
+
+def test_model_description_of_llama4_and_qwen2_moe_and_text_configs():
+    # meta-llama/Llama-4-Scout-17B-16E's text_config: 16 routed experts of 8192 and a shared
+    # one in every layer; the dense layers' MLP is intermediate_size_mlp.
+    text = {"model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192,
+            "intermediate_size_mlp": 16384, "num_attention_heads": 40, "num_key_value_heads": 8,
+            "head_dim": 128, "num_hidden_layers": 48, "num_local_experts": 16, "num_experts_per_tok": 1,
+            "interleave_moe_layer_step": 1, "vocab_size": 202048}
+    want = {"hidden_size": 5120, "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+            "intermediate_size": 16384, "gated_mlp": True, "num_hidden_layers": 48, "vocab_size": 202048,
+            "num_experts": 16, "num_experts_per_tok": 1, "moe_intermediate_size": 8192,
+            "num_shared_experts": 1, "first_k_dense_replace": 0}
+    assert st.model_description(text) == want
+    assert st.model_description({"model_type": "llama4", "text_config": text}) == want
+    assert st.model_description(dict(text, interleave_moe_layer_step=2))["first_k_dense_replace"] == 24
+    assert st.model_description(dict(text, moe_layers=[1, 3]))["first_k_dense_replace"] == 46
+    # Qwen/Qwen1.5-MoE-A2.7B: a shared expert 4 routed experts wide.
+    qwen2 = {"model_type": "qwen2_moe", "hidden_size": 2048, "intermediate_size": 5632,
+             "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632,
+             "num_attention_heads": 16, "num_key_value_heads": 16, "num_hidden_layers": 24,
+             "num_experts": 60, "num_experts_per_tok": 4, "decoder_sparse_step": 1,
+             "mlp_only_layers": [], "vocab_size": 151936}
+    assert st.model_description(qwen2)["num_shared_experts"] == 4
+    assert st.model_description(qwen2)["head_dim"] == 128
+    with pytest.raises(ValueError, match="not a multiple of moe_intermediate_size 1408"):
+        st.model_description(dict(qwen2, shared_expert_intermediate_size=5000))
+
+
+def test_model_description_gated_mlp_and_errors():
+    neox = {"model_type": "gpt_neox", "hidden_size": 2048, "intermediate_size": 8192,
+            "num_attention_heads": 16, "num_hidden_layers": 24, "vocab_size": 50304}
+    assert st.model_description(neox)["gated_mlp"] is False
+    assert st.model_description(dict(neox, model_type=None))["gated_mlp"] is True
+    with pytest.raises(ValueError, match="the config has no 'hidden_size', 'num_attention_heads', "
+                                         "'num_hidden_layers', 'intermediate_size'$"):
+        st.model_description({"n_embd": 768, "n_head": 12, "n_layer": 12, "vocab_size": 50257})
+    with pytest.raises(ValueError, match="'num_hidden_layers' is not an integer"):
+        st.model_description(dict(neox, num_hidden_layers="24"))
+    mixtral = dict(PUBLISHED_CONFIGS["Mixtral-8x7B"])
+    del mixtral["num_experts_per_tok"]
+    with pytest.raises(ValueError, match="the config has 8 experts but no 'num_experts_per_tok'"):
+        st.model_description(mixtral)
+
+
+LLAMA_TINY = {"model_type": "llama", "hidden_size": 16, "intermediate_size": 64, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "num_hidden_layers": 2, "vocab_size": 64}
+
+
+def with_config(model, config=LLAMA_TINY):
+    model.config = Config(**config)
+    return model
+
+
+def test_training_section_describes_the_model_from_its_config():
+    training = {"zero": 3, "activations": {"seq_len": 128}, "device_memory": "1GiB"}
+    doc = st.export(with_config(TinyGPT()), MESH, training=training)
+    assert doc["training"] == {"zero": 3, "activations": {"seq_len": 128},
+                               "model": st.model_description(LLAMA_TINY), "device_memory": "1GiB"}
+    assert list(doc["training"]) == ["zero", "activations", "model", "device_memory"]
+    assert list(doc)[-1] == "training"
+    assert training == {"zero": 3, "activations": {"seq_len": 128}, "device_memory": "1GiB"}  # not changed
+    # A model given is kept; without activations no model is needed.
+    given = dict(training, model={"hidden_size": 8, "num_attention_heads": 2, "intermediate_size": 8,
+                                  "num_hidden_layers": 1, "vocab_size": 8})
+    assert st.export(with_config(TinyGPT()), MESH, training=given)["training"] == given
+    assert st.export(TinyGPT(), MESH, training={"zero": 1})["training"] == {"zero": 1}
+    assert st.export(TinyGPT(), MESH, training={"activations": None})["training"] == {"activations": None}
+
+
+def test_training_without_a_config_says_what_to_pass():
+    with pytest.raises(ValueError, match=r"no Hugging Face config \(model.config\).*pass training\['model'\]"):
+        st.export(TinyGPT(), MESH, training={"activations": {"seq_len": 128}})
+    with pytest.raises(ValueError, match=r"cannot describe the model: the config has no 'num_attention_heads', "
+                                         r"'num_hidden_layers', 'vocab_size', 'intermediate_size'; pass"):
+        st.export(with_config(TinyGPT(), {"hidden_size": 16}), MESH, training={"activations": {"seq_len": 8}})
+    with pytest.raises(TypeError, match="training must be a dict"):
+        st.export(TinyGPT(), MESH, training="zero=3")
+
+
+def test_plan_with_training_counts_the_memory_and_gives_the_verdict():
+    kwargs = dict(providers=embedding_provider(), templates=[TP_TEMPLATE])
+    fits = {"zero": 3, "master_dtype": "float32", "fsdp_units": ["h.*"],
+            "activations": {"seq_len": 64}, "device_memory": "1MiB"}
+    with st.plan(with_config(TinyGPT()), MESH, training=fits, **kwargs) as r:
+        assert r.ok and not [d.code for d in r.diagnostics if d.code.endswith("device-memory")]
+        training = r.to_dict()["memory"]["training"]
+        assert training["worst"]["activations"] > 0 and training["worst"]["gathered"] > 0
+        text = st.report(r, "gpt.json", fits["device_memory"])
+    lines = text.splitlines()
+    start = lines.index(next(l for l in lines if l.startswith("training memory per device: ")))
+    assert lines[start + 1] == "  worst: device 0 (dp=0, tp=0) of 1.00 MiB"
+    assert [l.split()[1] for l in lines[start + 2:start + 8]] == [
+        "params", "grads", "master", "optimizer", "gathered", "activations"]
+    assert re.fullmatch(r"      total +[\d.]+ KiB  \(\d+% of device_memory\)", lines[start + 8])
+    assert re.fullmatch(r"    \[[#=+%~*]*\.*\]", lines[start + 9]) and len(lines[start + 9]) == 56
+    assert lines[start + 10].startswith("collectives: ")
+    # Zero 0 needs 161344 bytes a device, zero 1 134752, zero 2 125888.
+    tight = dict(fits, zero=0, device_memory=130000)
+    with st.plan(with_config(TinyGPT()), MESH, training=tight, **kwargs) as r:
+        assert not r.ok
+        [error] = [d for d in r.diagnostics if d.code == "exceeds-device-memory"]
+        assert "needs 0.00 GiB (161344 bytes) for training, more than device_memory" in error.message
+        assert "it would fit with: zero 2 (" in error.message
+    with st.check(with_config(TinyGPT()), MESH, training=tight, **kwargs) as r:
+        assert "memory" not in r.to_dict() or r.to_dict()["memory"] is None  # check: no plan, no memory
+
+
+def test_cli_training_from_json_text_and_file(tmp_path):
+    model = {"hidden_size": 16, "num_attention_heads": 4, "intermediate_size": 64,
+             "num_hidden_layers": 2, "vocab_size": 64}
+    training = {"zero": 3, "fsdp_units": ["h.*"], "activations": {"seq_len": 64}, "model": model,
+                "device_memory": "1MiB"}
+    out = tmp_path / "gpt.json"
+    run = cli("tests_helper_module:factory", "--mesh", MESH, "--training", json.dumps(training),
+              "--out", out, "--plan")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(out.read_text())["training"] == training
+    with st.plan(TinyGPT(), MESH, providers=embedding_provider(), templates=[TP_TEMPLATE],
+                 training=training) as r:
+        assert run.stdout == st.report(r, str(out), "1MiB")
+    assert "  worst: device 0 (dp=0, tp=0) of 1.00 MiB\n" in run.stdout
+    path = tmp_path / "training.json"
+    path.write_text(json.dumps(dict(training, device_memory="16KiB")))
+    run = cli("tests_helper_module:factory", "--mesh", MESH, "--training", path, "--out", out, "--plan")
+    assert run.returncode == 1, run.stderr
+    assert "error[exceeds-device-memory]: device 0 (dp=0, tp=0) needs" in run.stdout
+    # No model and no config: exit 2, saying what to pass.
+    del training["model"]
+    run = cli("tests_helper_module:factory", "--mesh", MESH, "--training", json.dumps(training), "--out", out)
+    assert run.returncode == 2
+    assert "cannot export: training has 'activations' but no 'model'" in run.stderr
+    run = cli("tests_helper_module:factory", "--mesh", MESH, "--training", "{not json", "--out", out)
+    assert run.returncode == 2 and "cannot read" in run.stderr
+
+
+def test_cli_training_describes_a_factory_models_config(tmp_path):
+    (tmp_path / "configured.py").write_text(
+        "from tests_helper_module import TinyGPT\n"
+        "from types import SimpleNamespace\n"
+        f"CONFIG = SimpleNamespace(**{LLAMA_TINY!r})\n"
+        "def build():\n"
+        "    model = TinyGPT()\n"
+        "    model.config = CONFIG\n"
+        "    return model, {'mesh': 'dp=2,tp=2', 'training': {'activations': {'seq_len': 64}}}\n"
+    )
+    out = tmp_path / "doc.json"
+    env_path = os.pathsep.join([str(TESTS_DIR), str(BINDING_DIR)])
+    run = subprocess.run(["/usr/bin/python3", "-m", "shardplan.torch", str(tmp_path / "configured.py:build"),
+                          "--out", str(out)], cwd=tmp_path, env=dict(cli_env(), PYTHONPATH=env_path),
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(out.read_text())["training"] == {"activations": {"seq_len": 64},
+                                                        "model": st.model_description(LLAMA_TINY)}
+
+
+def test_report_training_lines_are_the_cli_s(tmp_path):
+    """The training lines of report() are those the shardplan CLI prints for the same document."""
+    cli_path = os.environ.get("SHARDPLAN_CLI") or str(REPO_ROOT / "bazel-bin" / "cli" / "shardplan")
+    if not os.access(cli_path, os.X_OK):
+        pytest.skip("no shardplan CLI (set SHARDPLAN_CLI or build //cli:shardplan)")
+    training = {"zero": 2, "master_dtype": "float32", "activations": {"seq_len": 64},
+                "device_memory": "100KiB", "headroom": 0.5}
+    doc = st.export(with_config(TinyGPT()), MESH, providers=embedding_provider(), templates=[TP_TEMPLATE],
+                    training=training)
+    path = tmp_path / "doc.json"
+    path.write_text(st.dumps(doc))
+    run = subprocess.run([cli_path, "plan", "--color", "never", str(path)], capture_output=True, text=True,
+                         timeout=60)
+
+    def section(text):
+        lines = text.splitlines()
+        start = next(i for i, l in enumerate(lines) if l.startswith("training memory"))
+        end = next(i for i, l in enumerate(lines) if l.startswith("collectives"))
+        return lines[start:end]
+
+    with shardplan.plan(st.dumps(doc)) as r:
+        assert section(run.stdout) == section(st.report(r, str(path), "100KiB"))

@@ -145,6 +145,30 @@ pub struct sp_memory {
     pub num_devices_listed: usize,
 }
 
+/// `sp_training` (since 0.9): training memory of a result. The worst
+/// device's `worst_coordinates` (`num_axes` values, mesh order) and
+/// `per_device_total_bytes` (NULL beyond 65,536 devices) are owned by the
+/// result.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct sp_training {
+    pub worst_device: u64,
+    pub worst_coordinates: *const u64,
+    pub num_axes: usize,
+    pub params: u64,
+    pub grads: u64,
+    pub master: u64,
+    pub optimizer: u64,
+    pub gathered: u64,
+    pub activations: u64,
+    pub total: u64,
+    pub max_total_bytes: u64,
+    pub min_total_bytes: u64,
+    pub mean_total_bytes: f64,
+    pub per_device_total_bytes: *const u64,
+    pub num_devices_listed: usize,
+}
+
 /// `sp_plan_entry`; its strings are owned by the result it was read from.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -271,6 +295,12 @@ extern "C" {
     pub fn sp_result_memory(
         result: *const sp_result,
         out_memory: *mut sp_memory,
+        out_present: *mut c_int,
+    ) -> *mut sp_error;
+    // Training memory (since 0.9)
+    pub fn sp_result_training(
+        result: *const sp_result,
+        out_training: *mut sp_training,
         out_present: *mut c_int,
     ) -> *mut sp_error;
     pub fn sp_result_plan_entry_count(
@@ -417,6 +447,8 @@ extern "C" {
         fqn: sp_str,
         layout: *const sp_layout,
     ) -> *mut sp_error;
+    // The training section (since 0.9)
+    pub fn sp_builder_set_training(builder: *mut sp_builder, json: sp_str) -> *mut sp_error;
     pub fn sp_builder_to_json(builder: *mut sp_builder, out_json: *mut sp_str) -> *mut sp_error;
     pub fn sp_builder_build(
         builder: *const sp_builder,

@@ -345,8 +345,10 @@ impl Document {
     /// communication the plan implies ([`CheckResult::memory`],
     /// [`CheckResult::plan_entries`], [`CheckResult::communications`]; the
     /// result JSON also has `"plan"`, `"provenance"`, `"memory"`,
-    /// `"communication"` and `"collectives"`). A document that gives a
-    /// `plan` of its own is checked as [`Document::check`] does.
+    /// `"communication"` and `"collectives"`), and with a `training` section
+    /// the training memory per device ([`CheckResult::training`]). A
+    /// document that gives a `plan` of its own is checked as
+    /// [`Document::check`] does.
     ///
     /// ```
     /// use shardplan::{CheckOptions, Document, ParseOptions};
@@ -618,6 +620,43 @@ pub struct Memory {
     /// The bytes of each device, in device order; `None` beyond 65,536
     /// devices.
     pub per_device_bytes: Option<Vec<u64>>,
+}
+
+/// Training memory of a result (training-v1, section 4), copied out: for a
+/// document with a `training` section, the worst device (the largest total,
+/// the lowest number on ties) by category, and the totals over devices. All
+/// in bytes per device; a category that does not apply is 0. Whether it fits
+/// (`exceeds-device-memory`, `near-device-memory`) is among the result's
+/// diagnostics. Since 0.9.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Training {
+    /// The worst device (numbered row-major over the mesh axes).
+    pub worst_device: u64,
+    /// Its coordinate on each mesh axis, in mesh order.
+    pub worst_coordinates: Vec<u64>,
+    /// Its parameter bytes.
+    pub params: u64,
+    /// Its gradient bytes.
+    pub grads: u64,
+    /// Its master-copy bytes.
+    pub master: u64,
+    /// Its optimizer-state bytes.
+    pub optimizer: u64,
+    /// The largest FSDP unit, gathered (zero 3).
+    pub gathered: u64,
+    /// Activation bytes, the same on every device.
+    pub activations: u64,
+    /// Its total.
+    pub total: u64,
+    /// The largest total of any device.
+    pub max_total_bytes: u64,
+    /// The smallest total of any device.
+    pub min_total_bytes: u64,
+    /// The mean total over the devices.
+    pub mean_total_bytes: f64,
+    /// The total of each device, in device order; `None` beyond 65,536
+    /// devices.
+    pub per_device_total_bytes: Option<Vec<u64>>,
 }
 
 /// One entry of a planned result's final plan, copied out. The layout
@@ -927,6 +966,69 @@ impl CheckResult {
                 mean_bytes: raw.mean_bytes,
                 max_device: raw.max_device,
                 per_device_bytes,
+            }))
+        }
+    }
+
+    /// The training memory of a result (since 0.9); `None` when there is
+    /// none: the document has no `training` section, no plan was made (a
+    /// plan made by [`Document::plan`], or the document's own plan once every
+    /// check passed), or the mesh has more than 2^24 devices.
+    pub fn training(&self) -> Result<Option<Training>, Error> {
+        let mut raw = ffi::sp_training {
+            worst_device: 0,
+            worst_coordinates: ptr::null(),
+            num_axes: 0,
+            params: 0,
+            grads: 0,
+            master: 0,
+            optimizer: 0,
+            gathered: 0,
+            activations: 0,
+            total: 0,
+            max_total_bytes: 0,
+            min_total_bytes: 0,
+            mean_total_bytes: 0.0,
+            per_device_total_bytes: ptr::null(),
+            num_devices_listed: 0,
+        };
+        let mut present: c_int = 0;
+        // SAFETY: self.raw is a live result; worst_coordinates and
+        // per_device_total_bytes, owned by it, point to num_axes and
+        // num_devices_listed values (or are NULL) and are copied before
+        // returning.
+        unsafe {
+            take_error(ffi::sp_result_training(
+                self.raw.as_ptr(),
+                &mut raw,
+                &mut present,
+            ))?;
+            if present == 0 {
+                return Ok(None);
+            }
+            let copy = |data: *const u64, len: usize| -> Option<Vec<u64>> {
+                if data.is_null() {
+                    None
+                } else if len == 0 {
+                    Some(Vec::new())
+                } else {
+                    Some(std::slice::from_raw_parts(data, len).to_vec())
+                }
+            };
+            Ok(Some(Training {
+                worst_device: raw.worst_device,
+                worst_coordinates: copy(raw.worst_coordinates, raw.num_axes).unwrap_or_default(),
+                params: raw.params,
+                grads: raw.grads,
+                master: raw.master,
+                optimizer: raw.optimizer,
+                gathered: raw.gathered,
+                activations: raw.activations,
+                total: raw.total,
+                max_total_bytes: raw.max_total_bytes,
+                min_total_bytes: raw.min_total_bytes,
+                mean_total_bytes: raw.mean_total_bytes,
+                per_device_total_bytes: copy(raw.per_device_total_bytes, raw.num_devices_listed),
             }))
         }
     }
@@ -1471,6 +1573,21 @@ impl Builder {
         )
     }
 
+    /// Gives the document its `training` section (training-v1,
+    /// docs/format.md "Training"): `json` is the section's JSON text, an
+    /// object such as `{"zero": 3, "device_memory": "80GiB"}`. Refused with
+    /// [`ErrorCode::InvalidArgument`] (nothing changes) when it is not one,
+    /// when a value in it is invalid, and when the builder already has a
+    /// training section; what depends on the mesh (`shard_axes`,
+    /// `activations.tensor_axis`) is checked by [`Builder::build`]. Since
+    /// 0.9.
+    pub fn set_training(&mut self, json: &str) -> Result<&mut Self, Error> {
+        builder_call!(
+            self,
+            ffi::sp_builder_set_training(self.raw.as_ptr(), in_str(json))
+        )
+    }
+
     /// The document built so far as `shardplan.v1` JSON (pretty-printed).
     /// Diagnostics' JSON pointers refer to this text.
     pub fn to_json(&mut self) -> Result<String, Error> {
@@ -1599,6 +1716,9 @@ mod tests {
         // Six 8-byte fields (uint64 x4, double, uint64), a pointer, a size_t.
         assert_eq!(size_of::<ffi::sp_memory>(), 48 + 2 * word);
         assert_eq!(align_of::<ffi::sp_memory>(), align_of::<u64>().max(word));
+        // A uint64, a pointer, a size_t, nine uint64, a double, a pointer, a size_t.
+        assert_eq!(size_of::<ffi::sp_training>(), 88 + 4 * word);
+        assert_eq!(align_of::<ffi::sp_training>(), align_of::<u64>().max(word));
         assert_eq!(size_of::<ffi::sp_plan_entry>(), 4 * word);
         assert_eq!(size_of::<ffi::sp_communication>(), 12 * word);
         assert_eq!(size_of::<ffi::sp_fix_operation>(), 8 * word);
@@ -1635,6 +1755,28 @@ mod tests {
         ];
         assert_eq!(fields, [0, 8, 16, 24, 32, 40, 48]);
         assert_eq!(offset!(ffi::sp_memory, num_devices_listed), 48 + word);
+        let training = [
+            offset!(ffi::sp_training, worst_device),
+            offset!(ffi::sp_training, worst_coordinates),
+            offset!(ffi::sp_training, num_axes),
+            offset!(ffi::sp_training, params),
+            offset!(ffi::sp_training, grads),
+            offset!(ffi::sp_training, master),
+            offset!(ffi::sp_training, optimizer),
+            offset!(ffi::sp_training, gathered),
+            offset!(ffi::sp_training, activations),
+            offset!(ffi::sp_training, total),
+            offset!(ffi::sp_training, max_total_bytes),
+            offset!(ffi::sp_training, min_total_bytes),
+            offset!(ffi::sp_training, mean_total_bytes),
+            offset!(ffi::sp_training, per_device_total_bytes),
+            offset!(ffi::sp_training, num_devices_listed),
+        ];
+        let base = 8 + 2 * word; // worst_device, worst_coordinates, num_axes
+        let mut want = vec![0, 8, 8 + word];
+        want.extend((0..10).map(|k| base + 8 * k));
+        want.extend([base + 80, base + 80 + word]);
+        assert_eq!(training.to_vec(), want);
         assert_eq!(offset!(ffi::sp_plan_entry, provenance), 2 * word);
         let records = [
             offset!(ffi::sp_communication, fqn),

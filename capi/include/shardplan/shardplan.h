@@ -46,7 +46,7 @@ extern "C" {
 
 /* The library release these declarations come from. */
 #define SP_VERSION_MAJOR 0
-#define SP_VERSION_MINOR 8
+#define SP_VERSION_MINOR 9
 #define SP_VERSION_PATCH 0
 
 /* The ABI these declarations describe. It changes only when an existing
@@ -248,6 +248,37 @@ typedef struct sp_memory {
  * when there is none: the result was not planned, or the mesh has more than
  * 2^24 devices. per_device_bytes is owned by the result. */
 SP_API sp_error *sp_result_memory(const sp_result *result, sp_memory *out_memory, int *out_present);
+
+/* Training memory of a result (training-v1 section 4), for a document with
+ * a `training` section: the worst device (the largest total, the lowest
+ * number on ties) by category, and the totals over devices. All in bytes per
+ * device; a category that does not apply is 0. Since version 0.9. */
+typedef struct sp_training {
+  uint64_t worst_device;
+  const uint64_t *worst_coordinates; /* one per mesh axis, mesh order */
+  size_t num_axes;
+  uint64_t params;
+  uint64_t grads;
+  uint64_t master;
+  uint64_t optimizer;
+  uint64_t gathered;    /* the largest FSDP unit, gathered (zero 3) */
+  uint64_t activations; /* the same on every device */
+  uint64_t total;
+  uint64_t max_total_bytes;
+  uint64_t min_total_bytes;
+  double mean_total_bytes;
+  const uint64_t *per_device_total_bytes; /* NULL beyond 65,536 devices */
+  size_t num_devices_listed;              /* entries at per_device_total_bytes */
+} sp_training;
+
+/* Reads the training memory of a result into `*out_training` and sets
+ * `*out_present` to 1; `*out_present` is 0 (and `*out_training` untouched)
+ * when there is none: the document has no `training` section, or no plan was
+ * made (a plan made by sp_document_plan, or the document's own plan once
+ * every check passed), or the mesh has more than 2^24 devices. The verdict
+ * (exceeds-device-memory, near-device-memory) is among the result's
+ * diagnostics. Arrays are owned by the result. Since version 0.9. */
+SP_API sp_error *sp_result_training(const sp_result *result, sp_training *out_training, int *out_present);
 
 /* One entry of a planned result's final plan: the module's FQN and where
  * the entry came from ("owned:model", "owned:family", "owned:native",
@@ -535,6 +566,15 @@ SP_API sp_error *sp_builder_set_pipeline(sp_builder *builder, sp_str prefix);
  * count is 0; the names are copied). Since version 0.8. */
 SP_API sp_error *sp_builder_add_pipeline_module(sp_builder *builder, sp_str module, const sp_str *inputs,
                                                 size_t num_inputs, const sp_str *outputs, size_t num_outputs);
+
+/* Gives the document its `training` section (training-v1, docs/format.md):
+ * `json` is the section's JSON text, an object such as
+ * {"zero": 3, "device_memory": "80GiB"}. Refused (SP_INVALID_ARGUMENT,
+ * nothing changes) when it is not one, when a value in it is invalid, and
+ * when the builder already has a training section; what depends on the mesh
+ * (shard_axes, activations.tensor_axis) is checked by sp_builder_build, as
+ * the parser checks it. Since version 0.9. */
+SP_API sp_error *sp_builder_set_training(sp_builder *builder, sp_str json);
 
 /* The document built so far as shardplan.v1 JSON (pretty-printed), printed
  * from the builder's document: parsing it gives the document
