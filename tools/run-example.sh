@@ -5,7 +5,8 @@
 #   reported at once;
 # - builds the model zoo from PyTorch modules on the meta device
 #   (examples/zoo: Llama-3-8B, Qwen3-30B-A3B, Mixtral-8x7B, DeepSeek-V3, each
-#   with a broken variant) and plans Llama-3-8B and its broken variant.
+#   with a broken variant), plans Llama-3-8B, a training setup of it that
+#   does not fit its GPUs, and its broken variant.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -28,6 +29,11 @@ SHARDPLAN_LIBRARY="$bin/capi/libshardplan.so" bash examples/zoo/build_all.sh || 
 echo
 echo "\$ shardplan plan examples/zoo/out/llama3-8b.json"
 "$cli" plan examples/zoo/out/llama3-8b.json | awk 'NR <= 14 || /^plan:/ { print } END { if (NR > 14) print "  ... (" NR - 14 " more lines)" }' || exit 1
+echo
+echo "\$ shardplan plan examples/zoo/out/llama3-8b-fsdp-broken.json   # will it fit? 8 x 80 GiB, no ZeRO"
+"$cli" plan examples/zoo/out/llama3-8b-fsdp-broken.json | sed -n '/^error/p;/^training memory/,/^    \[/p'
+rc=${PIPESTATUS[0]}
+[[ $rc -eq 1 ]] || { echo "expected exit status 1 for the training that does not fit, got $rc" >&2; exit 1; }
 echo
 echo "\$ shardplan plan examples/zoo/out/llama3-8b-broken.json   # tp=16 > 8 KV heads"
 "$cli" plan examples/zoo/out/llama3-8b-broken.json | grep -v '^  --> ' | awk '!seen[$1]++ || !/^warning/' | head -12
