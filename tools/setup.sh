@@ -37,7 +37,8 @@ PACKAGES=(
   build-essential g++ python3 unzip zip
   libtbb-dev libgtest-dev libgmock-dev googletest libbenchmark-dev rapidjson-dev
   libmimalloc-dev          # the CLI's allocator (cli/BUILD)
-  dpkg-dev patch xz-utils  # apt-get source / dpkg-source
+  dpkg-dev patch xz-utils  # apt-get source / dpkg-source; dpkg-shlibdeps (tools/package-deb.sh)
+  pkgconf                  # pkg-config, for tools/install_test.sh
   binutils                 # nm for the C ABI's export test
   golang-go                # the Go binding (cgo)
   python3-pytest python3-venv  # the Python binding's tests and pip install check

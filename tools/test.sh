@@ -7,8 +7,13 @@
 # fuzzer for 30 seconds (tools/fuzz.sh); then, against
 # the plain libshardplan.so, the Rust, Go and Python bindings' own test
 # runners (the Python one with the PyTorch exporter), the model zoo, the
+# Python wheel in fresh virtual environments (tools/wheel_test.sh), the
 # WebAssembly module and page (Node and Chromium), the measurement scripts
-# (tools/perf/tests) and the downstream Bazel workspace (examples/downstream).
+# (tools/perf/tests) and the downstream Bazel workspace (examples/downstream);
+# then tools/install.sh into a temporary prefix with a C program built
+# through pkg-config against it (tools/install_test.sh) and the Rust, Go and
+# Julia bindings against it (tools/bindings_install_test.sh), and the Debian
+# package installed into an empty root (tools/package_deb_test.sh).
 # Prints each runner's summary and closing "bazel: N passed, N failed" and
 # "suites: N passed, N failed" lines.
 set -uo pipefail
@@ -71,11 +76,18 @@ lib_dir=""
 if bazel build //capi:libshardplan.so; then
   lib_dir="$(bazel info bazel-bin 2>/dev/null)/capi"
 fi
-if [[ -f "${lib_dir}/libshardplan.so" ]]; then
-  suite rust env SHARDPLAN_LIB_DIR="${lib_dir}" \
+# The Rust crate as from a checkout, with no variable: build.rs links the
+# static bazel-bin/capi/libshardplan.a (PKG_CONFIG_LIBDIR empty, so that an
+# installed shardplan.pc, which pkg-config would find first, is not used).
+rust_checkout() {
+  bazel build //capi:libshardplan.a || return 1
+  env -u SHARDPLAN_LIB_DIR -u SHARDPLAN_LINK -u PKG_CONFIG_PATH PKG_CONFIG_LIBDIR="" \
     cargo test --offline --manifest-path bindings/rust/Cargo.toml
+}
+if [[ -f "${lib_dir}/libshardplan.so" ]]; then
+  suite rust rust_checkout
   suite go env SHARDPLAN_LIB_DIR="${lib_dir}" sh bindings/go/test.sh
-  suite python env SHARDPLAN_LIBRARY="${lib_dir}/libshardplan.so" \
+  suite python env SHARDPLAN_LIBRARY="${lib_dir}/libshardplan.so" SHARDPLAN_CLI="${lib_dir%/capi}/cli/shardplan" \
     /usr/bin/python3 -m pytest -q bindings/python/tests
   suite zoo env SHARDPLAN_LIBRARY="${lib_dir}/libshardplan.so" SHARDPLAN_CLI="${lib_dir%/capi}/cli/shardplan" \
     /usr/bin/python3 -m pytest -q examples/zoo/test_zoo.py
@@ -84,6 +96,11 @@ else
   suites_failed=$((suites_failed + 1))
   status=1
 fi
+# The Python wheel as a user gets it: `pip wheel ./bindings/python` (the library
+# built with -c opt and shipped inside), installed into fresh virtual
+# environments and run from outside the checkout with no SHARDPLAN_*
+# variable; `python -m shardplan` against the CLI.
+suite wheel bash tools/wheel_test.sh
 # The WebAssembly module, its npm package and the page: every conformance case
 # through wasm against the native CLI, the export lists, the page in Chromium.
 wasm() {
@@ -117,6 +134,17 @@ downstream() {
   return "$rc"
 }
 suite downstream downstream
+# tools/install.sh into a temporary prefix, then a C program built with
+# pkg-config against it (shared and static) from outside the checkout.
+suite install bash tools/install_test.sh
+# The Rust, Go and Julia bindings against tools/install.sh's temporary prefix
+# only, copied outside the checkout: cargo test (static, and the dynamic
+# feature) and go test through pkg-config, their example programs, the Julia
+# package's soname lookup.
+suite bindings-installed bash tools/bindings_install_test.sh
+# tools/package-deb.sh, its Depends, and its CLI and library installed with
+# dpkg --root into an empty root.
+suite deb bash tools/package_deb_test.sh
 echo "bazel: ${passed} passed, ${failed} failed"
 echo "suites: ${suites_passed} passed, ${suites_failed} failed"
 exit "$status"

@@ -34,8 +34,8 @@
 package shardplan
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../capi/include
-#cgo LDFLAGS: -L${SRCDIR}/../../bazel-bin/capi -Wl,-rpath,${SRCDIR}/../../bazel-bin/capi -lshardplan
+// Where the header and the library come from: cgo_pkgconfig.go (pkg-config,
+// the default) or cgo_checkout.go (build tag shardplan_checkout).
 #include <stdlib.h>
 #include <shardplan/shardplan.h>
 */

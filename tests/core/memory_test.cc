@@ -4,9 +4,7 @@
 #include "core/planning/memory.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -535,7 +533,7 @@ TEST(MemoryTest, MatchesTheDefinitionWithManySmallAxesOnOneDim) {
   }
 }
 
-TEST(MemoryTest, AMillionParametersOn32768DevicesIsFast) {
+TEST(MemoryTest, AMillionParametersOn32768Devices) {
   // A 1,000-layer model with 1,000 parameters a layer, every one of its own
   // shape (no grouping helps), sharded over tp and ep of a 32,768-device mesh.
   Model m({{"dp", 8}, {"ep", 64}, {"tp", 64}});
@@ -558,16 +556,15 @@ TEST(MemoryTest, AMillionParametersOn32768DevicesIsFast) {
         m.Add(std::vector<int64_t>{size(rng)}, {}, Dtype::kFloat32);
     }
   }
-  const auto start = std::chrono::steady_clock::now();
+  // Grouped, this takes a third of a second in an optimized build
+  // (docs/planning.md section 6); devices x parameters would take minutes.
+  // Speed is measured, not asserted: this checks the figures' consistency.
   std::optional<MemoryReport> r = m.Memory();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(r.has_value());
-  EXPECT_EQ(r->per_device_bytes->size(), 32768u);
+  ASSERT_EQ(r->per_device_bytes->size(), 32768u);
   EXPECT_GE(r->max_bytes, r->min_bytes);
-  // Loose: it takes well under a second; devices x parameters would take
-  // minutes. (Sanitizer builds are several times slower.)
-  EXPECT_LT(seconds, 20.0);
-  std::printf("1M parameters, 32768 devices: %.3f s\n", seconds);
+  EXPECT_EQ(r->max_bytes, *std::max_element(r->per_device_bytes->begin(), r->per_device_bytes->end()));
+  EXPECT_EQ(r->max_bytes, (*r->per_device_bytes)[0]);  // torch.chunk's largest chunks are at coordinate 0
 }
 
 }  // namespace

@@ -19,7 +19,9 @@ training(planned)     # with a `training` section: training memory per device (l
 ```
 
 The shared library is `ENV["SHARDPLAN_LIBRARY"]` (the full path of `libshardplan.so`) when set,
-else `<repository>/bazel-bin/capi/libshardplan.so` relative to this file. It is located in
+else the checkout's `<repository>/bazel-bin/capi/libshardplan.so` relative to this file when it
+exists, else the installed library by its soname, [`SONAME`](@ref) (`libshardplan.so.1`, found by
+the dynamic linker as `tools/install.sh` or the Debian package put it). It is located in
 `__init__`, which refuses a library whose `sp_abi_version()` is not [`ABI_VERSION`](@ref).
 
 Needs Julia 1.6 or later: every `ccall` names the library as `libshardplan[]`, a library
@@ -52,15 +54,29 @@ export ABI_VERSION, ShardPlanError, AbiMismatchError, ErrorCode, Severity, Port,
 """The C ABI version this binding is written against (`SP_ABI_VERSION` in the header)."""
 const ABI_VERSION = UInt32(1)
 
-"""Where the library is looked for when `ENV["SHARDPLAN_LIBRARY"]` is not set."""
-const DEFAULT_LIBRARY =
+"""
+The soname of the shared library of [`ABI_VERSION`](@ref): `libshardplan.so.N` for ABI version N
+(docs/capi.md, "The soname"). An installed library is loaded by this name, through the dynamic
+linker's search: `LD_LIBRARY_PATH`, then the directories `ldconfig` knows (`/usr/local/lib` and
+`/usr/lib` on Debian), so a library of another ABI version is never picked up.
+"""
+const SONAME = "libshardplan.so.1"
+
+"""
+The checkout's Bazel build (`bazel build //capi:libshardplan.so`), tried when
+`ENV["SHARDPLAN_LIBRARY"]` is not set and before the installed [`SONAME`](@ref).
+"""
+const CHECKOUT_LIBRARY =
     normpath(joinpath(@__DIR__, "..", "..", "..", "bazel-bin", "capi", "libshardplan.so"))
+
+"""`Base.Libc.Libdl`, which the `Libdl` standard library re-exports (no dependency needed)."""
+const Libdl = Base.Libc.Libdl
 
 """
 The path of the loaded `libshardplan.so`, set by `__init__`. Every `ccall` below names its
 library as `libshardplan[]` (evaluated at run time; Julia 1.6+).
 """
-const libshardplan = Ref{String}(DEFAULT_LIBRARY)
+const libshardplan = Ref{String}(CHECKOUT_LIBRARY)
 
 """
     AbiMismatchError(expected, found, library)
@@ -76,8 +92,8 @@ end
 function Base.showerror(io::IO, e::AbiMismatchError)
     print(io, "ShardPlan.jl needs the shardplan C ABI version ", e.expected,
           ", but the library at ", e.library, " implements ABI version ", e.found,
-          "; use a matching libshardplan.so (bazel build //capi:libshardplan.so) or point ",
-          "ENV[\"SHARDPLAN_LIBRARY\"] at one")
+          "; use a matching libshardplan.so (bazel build //capi:libshardplan.so, or install ",
+          SONAME, " with tools/install.sh) or point ENV[\"SHARDPLAN_LIBRARY\"] at one")
 end
 
 """
@@ -99,15 +115,33 @@ abi_version() = ccall((:sp_abi_version, libshardplan[]), UInt32, ())
 """`sp_version_string()`: the library release, e.g. `"0.9.0"`."""
 library_version() = unsafe_string(ccall((:sp_version_string, libshardplan[]), Cstring, ()))
 
-function __init__()
+"""
+    find_library_path()
+
+The path of the shared library to load, the first of: `ENV["SHARDPLAN_LIBRARY"]` (an override;
+an error if no file is there), [`CHECKOUT_LIBRARY`](@ref) if it exists, and the installed
+[`SONAME`](@ref) as the dynamic linker finds it (`Libdl.dlopen`, its path by `Libdl.dlpath`).
+"""
+function find_library_path()
     path = get(ENV, "SHARDPLAN_LIBRARY", "")
-    path = isempty(path) ? DEFAULT_LIBRARY : abspath(path)
-    libshardplan[] = path
-    if !isfile(path)
-        error("ShardPlan: no shardplan library at ", path, "; build it with ",
-              "`bazel build //capi:libshardplan.so` or set ENV[\"SHARDPLAN_LIBRARY\"] to the ",
-              "full path of libshardplan.so")
+    if !isempty(path)
+        path = abspath(path)
+        isfile(path) ||
+            error("ShardPlan: ENV[\"SHARDPLAN_LIBRARY\"] is ", path, ", where there is no file")
+        return path
     end
+    isfile(CHECKOUT_LIBRARY) && return CHECKOUT_LIBRARY
+    handle = Libdl.dlopen_e(SONAME)
+    handle == C_NULL || return Libdl.dlpath(handle)
+    error("ShardPlan: no shardplan library: ENV[\"SHARDPLAN_LIBRARY\"] is not set, there is no ",
+          "checkout build at ", CHECKOUT_LIBRARY, " (`bazel build //capi:libshardplan.so`), and ",
+          "the dynamic linker does not find ", SONAME, " (install it with tools/install.sh; for ",
+          "a prefix other than /usr/local or /usr set LD_LIBRARY_PATH=PREFIX/lib)")
+end
+
+function __init__()
+    path = find_library_path()
+    libshardplan[] = path
     check_abi(abi_version(); library = path)
     return nothing
 end

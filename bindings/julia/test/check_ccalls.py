@@ -20,7 +20,9 @@ What is checked (any mismatch is printed as FILE:LINE: problem, and the exit sta
     enumerators without their `SP_` prefix (SP_PORT_IN_SRC = 1 -> PORT_IN_SRC = 1), no more, no less;
   * every header function is called somewhere, or is listed in NOT_WRAPPED with a reason
     (and a listed function is not called);
-  * the Julia constant ABI_VERSION equals the header's SP_ABI_VERSION.
+  * the Julia constant ABI_VERSION equals the header's SP_ABI_VERSION, and the constant SONAME,
+    the name the installed library is loaded by, is "libshardplan.so.N" with N that version
+    (the soname capi/BUILD gives the library; docs/capi.md, "The soname").
 
 Type correspondence (const is ignored: Julia has no const pointers):
 
@@ -474,7 +476,7 @@ def check(header_text, sources, not_wrapped=None, header_path="shardplan.h"):
     header = Header(header_text, header_path)
     problems = list(header.problems)
     calls, structs, enums = [], {}, {}
-    abi = None
+    abi = soname = None
     for path, text in sources.items():
         c, p = find_ccalls(path, text)
         calls += c
@@ -487,6 +489,11 @@ def check(header_text, sources, not_wrapped=None, header_path="shardplan.h"):
                        re.M)
         if am:
             abi = (path, line_of(text, am.start()), int(am.group(1)))
+        # Found in the masked text (code only), read from the real one (the string's contents).
+        sm = re.search(r'^\s*const\s+SONAME\s*=\s*"', mask_julia(text), re.M)
+        if sm:
+            value = re.match(r'"([^"\\$]*)"', text[sm.end() - 1:])
+            soname = (path, line_of(text, sm.start()), value.group(1) if value else None)
 
     # ccalls
     called = set()
@@ -575,6 +582,15 @@ def check(header_text, sources, not_wrapped=None, header_path="shardplan.h"):
     elif abi[2] != header.abi_version:
         problems.append("%s:%d: ABI_VERSION is %d, the header's SP_ABI_VERSION is %d"
                         % (abi[0], abi[1], abi[2], header.abi_version))
+    if header.abi_version is not None:
+        expected_soname = "libshardplan.so.%d" % header.abi_version
+        if soname is None:
+            problems.append("the Julia sources define no `const SONAME = \"%s\"`" % expected_soname)
+        elif soname[2] != expected_soname:
+            problems.append("%s:%d: SONAME is %s, the header's SP_ABI_VERSION %d makes it %s"
+                            % (soname[0], soname[1],
+                               '"%s"' % soname[2] if soname[2] is not None else "not a plain string",
+                               header.abi_version, expected_soname))
 
     summary = ("%d ccalls to %d of %d header functions (%d listed as not wrapped), %d structs and "
                "%d enums checked against %s"

@@ -1,6 +1,7 @@
 # Tests of the ShardPlan Julia binding. Run from the repository root:
-#   SHARDPLAN_LIBRARY=$PWD/bazel-bin/capi/libshardplan.so \
-#       julia --project=bindings/julia bindings/julia/test/runtests.jl
+#   julia --project=bindings/julia bindings/julia/test/runtests.jl
+# (the library: ENV["SHARDPLAN_LIBRARY"], else bazel-bin/capi/libshardplan.so, else the installed
+# libshardplan.so.1; see src/ShardPlan.jl, find_library_path).
 # Only the Test standard library is used: the JSON files are read with the small reader below.
 
 using Test
@@ -310,6 +311,17 @@ end
     msg = sprint(showerror, err)
     @test occursin("version 1", msg) && occursin("version 2", msg)
     @test occursin("/fake/libshardplan.so", msg)
+end
+
+@testset "library lookup" begin
+    # The installed library is loaded by the soname of ABI_VERSION.
+    @test ShardPlan.SONAME == "libshardplan.so.$(Int(ABI_VERSION))"
+    @test isfile(ShardPlan.libshardplan[])
+    @test ShardPlan.find_library_path() == ShardPlan.libshardplan[]
+    # SHARDPLAN_LIBRARY is an override: a missing file is an error, not a fallback.
+    withenv("SHARDPLAN_LIBRARY" => "/nonexistent/libshardplan.so") do
+        @test_throws ErrorException ShardPlan.find_library_path()
+    end
 end
 
 @testset "conformance $name" for name in CASES

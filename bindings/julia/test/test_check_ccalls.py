@@ -563,6 +563,21 @@ class CheckerTest(unittest.TestCase):
     def test_abi_version_drift(self):
         header = replace_once(HEADER, "#define SP_ABI_VERSION 1", "#define SP_ABI_VERSION 2")
         self.assertReported(r"ABI_VERSION is 1, the header's SP_ABI_VERSION is 2", header=header)
+        # The soname follows the ABI version: the installed library of ABI 2 is libshardplan.so.2.
+        self.assertReported(r'SONAME is "libshardplan.so.1", the header\'s SP_ABI_VERSION 2 makes '
+                            r'it libshardplan.so.2', header=header)
+
+    def test_soname(self):
+        # Found as the package loads an installed library (Libdl.dlopen of the soname).
+        self.assertIn('Libdl.dlopen_e(SONAME)', SOURCES[MAIN])
+        main = self.mutate('const SONAME = "libshardplan.so.1"', 'const SONAME = "libshardplan.so"')
+        self.assertReported(r'SONAME is "libshardplan.so", the header\'s SP_ABI_VERSION 1 makes it '
+                            r'libshardplan.so.1', main=main)
+        main = self.mutate('const SONAME = "libshardplan.so.1"', 'const SONAME = "libshardplan.so.$(1)"')
+        self.assertReported(r"SONAME is not a plain string", main=main)
+        main = self.mutate('const SONAME = "libshardplan.so.1"', '# const SONAME = "libshardplan.so.1"')
+        self.assertReported(r'the Julia sources define no `const SONAME = "libshardplan.so.1"`',
+                            main=main)
 
 
 if __name__ == "__main__":

@@ -9,10 +9,16 @@
     ...     print(planned.training)    # with a training section: training memory
 
 Importing the package loads libshardplan.so: ``$SHARDPLAN_LIBRARY`` if set,
-else one shipped in this package's directory, else the source tree's
+else the one shipped in this package's directory (a wheel built by
+``pip install ./bindings/python`` has it), else the source tree's
 ``bazel-bin/capi/libshardplan.so`` (build it with
-``bazel build //capi:libshardplan.so``), else the system's. A missing or
-incompatible library raises ImportError (LibraryError).
+``bazel build //capi:libshardplan.so``), else the installed one by its soname
+``libshardplan.so.1``. A missing or incompatible library raises ImportError
+(LibraryError).
+
+``python -m shardplan check|plan [OPTIONS] DOC...`` is the command line
+(``_cli.py``); ``example_path()`` names the example documents shipped with
+the package.
 
 Handles (Document, Result, Layout, Builder) free their C objects on
 ``close()``, at the end of a ``with`` block, or when collected; a closed
@@ -20,6 +26,8 @@ handle raises ClosedHandleError (a ShardplanError and a ValueError).
 """
 
 from __future__ import annotations
+
+from pathlib import Path as _Path
 
 from . import _capi
 from ._builder import Builder, Layout, ParallelSpec, Port
@@ -58,6 +66,32 @@ def library_path() -> str:
     return _capi.LIBRARY_PATH
 
 
+#: The example documents shipped in the package (``shardplan/examples/``; a
+#: checkout's ``examples/``).
+EXAMPLES = ("tiny-llama-broken.json", "tiny-llama.json", "tiny-plan.json")
+
+
+def example_path(name: str = "tiny-llama-broken.json") -> str:
+    """The path of an example document shipped with the package (one of
+    ``EXAMPLES``): ``shardplan/examples/NAME`` of an installed wheel, else the
+    checkout's ``examples/NAME`` when running from the source tree.
+
+    >>> shardplan.check(open(shardplan.example_path()).read()).ok
+    False
+    """
+    if name not in EXAMPLES:
+        raise ValueError(f"no example document {name!r}; the examples are {', '.join(EXAMPLES)}")
+    here = _Path(__file__).resolve().parent
+    candidates = [here / "examples" / name]
+    repo = _capi._source_repo_root(here)
+    if repo is not None:
+        candidates.append(repo / "examples" / name)
+    for path in candidates:
+        if path.is_file():
+            return str(path)
+    raise FileNotFoundError(f"{name}: not shipped with this package (looked in {', '.join(map(str, candidates))})")
+
+
 __all__ = [
     "ABI_VERSION",
     "Builder",
@@ -66,6 +100,7 @@ __all__ = [
     "Diagnostic",
     "DiagnosticGroup",
     "Document",
+    "EXAMPLES",
     "ErrorCode",
     "FixOperation",
     "Layout",
@@ -81,6 +116,7 @@ __all__ = [
     "__version__",
     "abi_version",
     "check",
+    "example_path",
     "library_path",
     "library_version",
     "parse",

@@ -303,6 +303,14 @@ del _E
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
+#: The installed library's soname: its major version is the C ABI version.
+SONAME = f"{LIBRARY_NAME}.{ABI_VERSION}"
+#: The names a library shipped inside the package may have: a wheel built by
+#: the in-tree backend ships ``libshardplan.so.1``; one copied into a source
+#: tree's ``shardplan/`` by hand is usually ``libshardplan.so``.
+BUNDLED_NAMES = (SONAME, LIBRARY_NAME)
+WHEEL_COMMAND = "pip install ./bindings/python"
+
 
 def _source_repo_root(package_dir: Path) -> Optional[Path]:
     """<repo> when the package is <repo>/bindings/python/shardplan, else None."""
@@ -320,11 +328,13 @@ def candidate_paths(
     """The file locations searched, in order, as (description, path) pairs.
 
     1. ``$SHARDPLAN_LIBRARY`` when set (then it is the only candidate);
-    2. ``libshardplan.so`` shipped inside the package directory;
+    2. the library shipped inside the package directory (``libshardplan.so.1``,
+       as a wheel built by ``pip install ./bindings/python`` has it, then
+       ``libshardplan.so``);
     3. ``<repo>/bazel-bin/capi/libshardplan.so`` of the source tree this
        package lies in, when it is ``<repo>/bindings/python/shardplan``
        (running from the checkout, or an editable install).
-    ``ctypes.util.find_library("shardplan")`` is tried after these.
+    The installed library is tried after these, by soname (``system_library``).
     """
     env = os.environ if env is None else env
     package_dir = _PACKAGE_DIR if package_dir is None else Path(package_dir)
@@ -333,17 +343,37 @@ def candidate_paths(
     explicit = env.get(LIBRARY_ENV)
     if explicit:
         return [("$" + LIBRARY_ENV, Path(explicit))]
-    candidates = [("package directory", package_dir / LIBRARY_NAME)]
+    candidates = [("package directory", package_dir / name) for name in BUNDLED_NAMES]
     if repo_root is not None:
         candidates.append(("source tree", Path(repo_root) / "bazel-bin" / "capi" / LIBRARY_NAME))
     return candidates
+
+
+def _loads(name: str) -> bool:
+    """Whether the dynamic loader finds and loads ``name`` (a soname)."""
+    try:
+        ctypes.CDLL(name)
+    except OSError:
+        return False
+    return True
+
+
+def system_library(name: str = "shardplan") -> Optional[str]:
+    """The installed library (``tools/install.sh``, a .deb): its soname
+    ``libshardplan.so.1`` when the dynamic loader finds it (``LD_LIBRARY_PATH``,
+    the ``ldconfig`` cache, the system's directories), else what
+    ``ctypes.util.find_library("shardplan")`` finds, else None."""
+    soname = f"lib{name}.so.{ABI_VERSION}"
+    if _loads(soname):
+        return soname
+    return ctypes.util.find_library(name)
 
 
 def find_library(
     env: Optional[dict] = None,
     package_dir: Optional[Path] = None,
     repo_root: Optional[Path] = None,
-    system_lookup: Callable[[str], Optional[str]] = ctypes.util.find_library,
+    system_lookup: Callable[[str], Optional[str]] = system_library,
 ) -> str:
     """The path (or soname) of libshardplan.so to load; LibraryError if none."""
     env = os.environ if env is None else env
@@ -362,10 +392,13 @@ def find_library(
         return found
     tried = "\n".join(f"  - {what}: {path}" for what, path in candidates)
     raise LibraryError(
-        "cannot find libshardplan.so, the shardplan C library. Build it from the "
+        "cannot find libshardplan.so, the shardplan C library. Install the package "
+        f"with the library inside it ({WHEEL_COMMAND} from a checkout builds it), "
+        "install the library (tools/install.sh, then ldconfig), or build it from the "
         f"repository root with\n    {BUILD_COMMAND}\nand set {LIBRARY_ENV} to the "
         "full path of the built file (bazel-bin/capi/libshardplan.so). Tried:\n"
-        f"{tried}\n  - ctypes.util.find_library('shardplan'): not found"
+        f"{tried}\n  - soname {SONAME} (LD_LIBRARY_PATH, the ldconfig cache): not found"
+        "\n  - ctypes.util.find_library('shardplan'): not found"
     )
 
 
@@ -418,8 +451,11 @@ def load(path: str) -> ctypes.CDLL:
     try:
         cdll = ctypes.CDLL(path)
     except OSError as e:
+        hint = ""
+        if "libtbb" in str(e):
+            hint = " It needs oneTBB's runtime library (Debian and Ubuntu: apt install libtbb12)."
         raise LibraryError(
-            f"cannot load {path}: {e}. Rebuild it ({BUILD_COMMAND}) or point "
+            f"cannot load {path}: {e}.{hint} Rebuild it ({BUILD_COMMAND}) or point "
             f"{LIBRARY_ENV} at a working libshardplan.so."
         ) from e
     # Check the ABI before trusting any other declaration.

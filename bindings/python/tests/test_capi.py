@@ -83,6 +83,15 @@ def test_abi_check_refuses_another_version(fake):
     assert "/some/libshardplan.so" in message
 
 
+def test_a_missing_onetbb_says_which_package_to_install(monkeypatch):
+    def cdll(path):
+        raise OSError("libtbb.so.12: cannot open shared object file: No such file or directory")
+
+    monkeypatch.setattr(_capi.ctypes, "CDLL", cdll)
+    with pytest.raises(shardplan.LibraryError, match=r"libtbb\.so\.12: cannot open.*apt install libtbb12"):
+        _capi.load("/some/libshardplan.so.1")
+
+
 def test_loading_refuses_a_library_of_another_abi(monkeypatch):
     # The real library (ABI 1) against a binding that pretends to need ABI 2.
     monkeypatch.setattr(_capi, "ABI_VERSION", 2)
@@ -137,10 +146,31 @@ def test_lookup_order_package_then_source_tree_then_system(tmp_path):
 
 def test_source_tree_is_only_searched_from_a_checkout(tmp_path):
     site = tmp_path / "lib" / "python3.11" / "site-packages" / "shardplan"
-    assert [what for what, _ in _capi.candidate_paths({}, site)] == ["package directory"]
+    assert _capi.candidate_paths({}, site) == [
+        ("package directory", site / "libshardplan.so.1"),  # as a wheel ships it
+        ("package directory", site / "libshardplan.so"),
+    ]
     checkout = tmp_path / "repo" / "bindings" / "python" / "shardplan"
     paths = dict(_capi.candidate_paths({}, checkout))
     assert paths["source tree"] == tmp_path / "repo" / "bazel-bin" / "capi" / "libshardplan.so"
+
+
+def test_lookup_prefers_the_soname_a_wheel_ships(tmp_path):
+    pkg = tmp_path / "pkg"
+    _touch(pkg / "libshardplan.so")
+    shipped = _touch(pkg / "libshardplan.so.1")
+    assert _capi.find_library({}, pkg, None, _no_system) == str(shipped)
+
+
+def test_installed_library_is_found_by_its_soname(monkeypatch):
+    loaded = []
+    monkeypatch.setattr(_capi, "_loads", lambda name: loaded.append(name) or name == "libshardplan.so.1")
+    monkeypatch.setattr(_capi.ctypes.util, "find_library", lambda name: pytest.fail("not needed"))
+    assert _capi.system_library() == "libshardplan.so.1" and loaded == ["libshardplan.so.1"]
+    # Not by the loader's search: ctypes.util.find_library (ldconfig -p, gcc, ld).
+    monkeypatch.setattr(_capi, "_loads", lambda name: False)
+    monkeypatch.setattr(_capi.ctypes.util, "find_library", lambda name: f"lib{name}.so.7")
+    assert _capi.system_library() == "libshardplan.so.7"
 
 
 def test_missing_library_says_how_to_build_it(tmp_path):
@@ -148,8 +178,17 @@ def test_missing_library_says_how_to_build_it(tmp_path):
         _capi.find_library({}, tmp_path, tmp_path / "repo", _no_system)
     message = str(info.value)
     assert "bazel build //capi:libshardplan.so" in message
+    assert "pip install ./bindings/python" in message and "tools/install.sh" in message
     assert "SHARDPLAN_LIBRARY" in message
-    assert str(tmp_path / "repo" / "bazel-bin" / "capi" / "libshardplan.so") in message
+    # What was tried, in order.
+    tried = [line for line in message.splitlines() if line.startswith("  - ")]
+    assert tried == [
+        f"  - package directory: {tmp_path / 'libshardplan.so.1'}",
+        f"  - package directory: {tmp_path / 'libshardplan.so'}",
+        f"  - source tree: {tmp_path / 'repo' / 'bazel-bin' / 'capi' / 'libshardplan.so'}",
+        "  - soname libshardplan.so.1 (LD_LIBRARY_PATH, the ldconfig cache): not found",
+        "  - ctypes.util.find_library('shardplan'): not found",
+    ]
 
 
 def _import_with(library):

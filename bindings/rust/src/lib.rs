@@ -31,8 +31,10 @@
 //! shared between threads (`Send + Sync`); a [`Builder`] or [`Layout`] may
 //! be moved to another thread but not shared (`Send`).
 //!
-//! The crate links against `libshardplan.so` in `$SHARDPLAN_LIB_DIR`
-//! (default: `<repo root>/bazel-bin/capi`); see `build.rs`.
+//! The crate links the static `libshardplan.a` (the shared library with the
+//! `dynamic` feature or `SHARDPLAN_LINK=dynamic`), found in
+//! `$SHARDPLAN_LIB_DIR`, else through `pkg-config` (an installed library),
+//! else in the checkout's `<repo root>/bazel-bin/capi`; see `build.rs`.
 
 #![warn(missing_docs)]
 
