@@ -21,13 +21,9 @@ Mismatches are printed with the file name, the command and the first differences
 is `N passed, M failed` (documents); exit status 1 when any failed.
 """
 
-import argparse
-import concurrent.futures
 import json
 import os
-import shutil
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -144,65 +140,13 @@ def has_own_plan(path):
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(description="Compare `shardplan plan`/`check` training memory "
-                                             "with training_reference.py.")
-    ap.add_argument("--cli", required=True, help="path of the shardplan executable")
-    ap.add_argument("docs", nargs="?", help="directory of *.json documents")
-    ap.add_argument("--seed", type=int)
-    ap.add_argument("--count", type=int, default=400)
-    ap.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per CLI run")
-    ap.add_argument("--keep", help="with --seed: generate into this directory (kept)")
-    ap.add_argument("--show", type=int, default=8, help="reasons shown per mismatch")
-    args = ap.parse_args(argv)
-    if (args.docs is None) == (args.seed is None):
-        ap.error("give either a document directory or --seed/--count")
-
-    tmp = None
-    if args.docs is not None:
-        doc_dir = args.docs
-    else:
-        import gen_training_documents
-        doc_dir = args.keep or tempfile.mkdtemp(prefix="shardplan-training-diff-")
-        tmp = None if args.keep else doc_dir
-        os.makedirs(doc_dir, exist_ok=True)
-        for i in range(args.count):
-            with open(os.path.join(doc_dir, f"{i:05d}.json"), "w") as f:
-                f.write(gen_training_documents.generate_one(args.seed, i))
-
-    names = sorted(n for n in os.listdir(doc_dir) if n.endswith(".json"))
-    cli = os.path.abspath(args.cli) if os.path.exists(args.cli) else args.cli
-    runs = {n: ["plan"] + (["check"] if has_own_plan(os.path.join(doc_dir, n)) else [])
-            for n in names}
-    passed = failed = 0
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = {(n, c): pool.submit(differential.run_cli, cli, c, os.path.join(doc_dir, n),
-                                       args.timeout, c == "plan")
-                   for n in names for c in runs[n]}
-        for n in names:
-            want = tref.run_file(os.path.join(doc_dir, n))
-            reasons = []
-            for c in runs[n]:
-                got, err = futures[(n, c)].result()
-                why = [err] if got is None else compare(want, got, c)
-                for w in why or []:
-                    reasons.append(f"[{c}] {w}")
-            if not reasons:
-                passed += 1
-                continue
-            failed += 1
-            print(f"MISMATCH {os.path.join(doc_dir, n)}:", flush=True)
-            for w in reasons[:args.show]:
-                print(f"    {w}")
-            if len(reasons) > args.show:
-                print(f"    ... {len(reasons) - args.show} more")
-    if tmp is not None:
-        if failed:
-            print(f"(generated documents kept in {tmp})")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    import gen_training_documents
+    return differential.drive(
+        argv, description="Compare `shardplan plan`/`check` training memory with training_reference.py.",
+        default_count=400,
+        command=lambda path: ["plan"] + (["check"] if has_own_plan(path) else []),
+        generate_one=gen_training_documents.generate_one, run_model=tref.run_file, compare=compare,
+        check_exit=lambda c: c == "plan")
 
 
 if __name__ == "__main__":
