@@ -170,7 +170,7 @@ _BYTE_UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
 _INT64_MAX = 2**63 - 1
 
 
-def _byte_size(value: Any) -> Optional[int]:
+def byte_size(value: Any) -> Optional[int]:
     """A training section's ``device_memory`` in bytes, as the engine reads it
     (an integer from 1, or "80GiB"; core/model/training.cc ParseByteSize)."""
     if isinstance(value, bool):
@@ -198,7 +198,7 @@ def _device_memory(document: Optional[bytes]) -> Optional[int]:
     except ValueError:
         return None
     training = doc.get("training") if isinstance(doc, dict) else None
-    return _byte_size(training.get("device_memory")) if isinstance(training, dict) else None
+    return byte_size(training.get("device_memory")) if isinstance(training, dict) else None
 
 
 def _training_lines(training, axes: Sequence[str], device_memory: Optional[int]) -> List[str]:
@@ -365,16 +365,24 @@ def text_report(
     if werror and result.ok and warnings > 0:
         summary += "; " + _paint(color, "1;31", "failed") + ": warnings are errors (--werror)"
     out.append(summary)
+    out.extend(memory_lines(result, _device_memory(document)))
+    return "\n".join(out) + "\n"
+
+
+def memory_lines(result: Result, device_memory: Optional[int]) -> List[str]:
+    """What follows the summary line: for a planned result the memory per
+    device, the training memory, the collectives and the plan table; for a
+    document's own plan with a ``training`` section, the training memory.
+    ``device_memory``: the training section's, in bytes, for the bar."""
+    data: _Object = json.loads(result.json, object_pairs_hook=_object)
     training_lines: List[str] = []
     training = result.training if "training" in (data.get("memory") or {}) else None
     if training is not None:
         axes = [axis for axis, _ in data["memory"]["training"]["worst"]["coordinates"].pairs]
-        training_lines = _training_lines(training, axes, _device_memory(document))
+        training_lines = _training_lines(training, axes, device_memory)
     if "plan" in data:
-        out.extend(_plan_lines(result, data, training_lines))
-    else:
-        out.extend(training_lines)  # a document's own plan
-    return "\n".join(out) + "\n"
+        return _plan_lines(result, data, training_lines)
+    return training_lines  # a document's own plan
 
 
 # ---- JSON ---------------------------------------------------------------------

@@ -44,13 +44,11 @@ module imports torch.
 from __future__ import annotations
 
 import argparse
-import fractions
 import importlib
 import importlib.util
 import inspect
 import json
 import os
-import re
 import sys
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -63,6 +61,7 @@ except ImportError as error:  # pragma: no cover - torch is installed where this
     ) from error
 
 import shardplan as _shardplan
+from shardplan import _cli
 
 __all__ = [
     "ROOT_ID", "DTYPES", "UNGATED_MODEL_TYPES", "export", "check", "plan", "dumps", "report", "model_description",
@@ -734,15 +733,6 @@ Exit status: 0 written (and no errors), 1 the check or plan found errors,
 2 usage error, unreadable input or a failing export."""
 
 
-def _bytes(b: float) -> str:
-    units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
-    u = 0
-    while b >= 1024 and u < 5:
-        b /= 1024
-        u += 1
-    return f"{b:.0f} {units[u]}" if u == 0 else f"{b:.2f} {units[u]}"
-
-
 def _plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
@@ -751,9 +741,9 @@ def report(result, path: str = "model", device_memory: Union[None, int, str] = N
     """The text ``shardplan check``/``shardplan plan`` print for a result:
     the diagnostics, a summary line and, for a planned result, memory per
     device, the training memory (with a ``training`` section), collectives and
-    the plan table. ``device_memory``: the training section's (bytes or a
-    string such as ``"80GiB"``), for the worst device's bar and share, which
-    the result itself does not hold."""
+    the plan table (as ``python -m shardplan`` prints them). ``device_memory``:
+    the training section's (bytes or a string such as ``"80GiB"``), for the
+    worst device's bar and share, which the result itself does not hold."""
     out = []
     data = result.to_dict()
     errors = warnings = 0
@@ -775,101 +765,8 @@ def report(result, path: str = "model", device_memory: Union[None, int, str] = N
     if warnings:
         summary += ", " + _plural(warnings, "warning", "warnings")
     out.append(f"{path}: {summary}")
-    training = (data.get("memory") or {}).get("training")
-    budget = _memory_size(device_memory)
-    if "plan" in data and "provenance" in data:
-        out.extend(_plan_lines(result, data, training, budget))
-    elif training:  # a document's own plan, checked
-        out.extend(_training_lines(training, budget))
+    out.extend(_cli.memory_lines(result, _cli.byte_size(device_memory)))
     return "\n".join(out) + "\n"
-
-
-_MEMORY_UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
-                 "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
-
-
-def _memory_size(value: Union[None, int, str]) -> Optional[int]:
-    """``device_memory`` in bytes (an integer, or ``"80GiB"``), as the engine
-    reads it; None when absent or unreadable (the engine refuses those)."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int):
-        return value
-    if not isinstance(value, str):
-        return None
-    match = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", value)
-    if match is None:
-        return None
-    return int(fractions.Fraction(match.group(1)) * _MEMORY_UNITS[match.group(2)])
-
-
-def _training_lines(training: Mapping[str, Any], budget: Optional[int]) -> List[str]:
-    """The worst device's training memory, as the CLI prints it."""
-    w = training["worst"]
-    out = [
-        f"training memory per device: min {_bytes(training['min_total_bytes'])}, "
-        f"mean {_bytes(training['mean_total_bytes'])}, max {_bytes(training['max_total_bytes'])}"
-    ]
-    where = f"device {w['device']}"
-    coordinates = w.get("coordinates") or {}
-    if coordinates:
-        where += " (" + ", ".join(f"{axis}={c}" for axis, c in coordinates.items()) + ")"
-    out.append(f"  worst: {where}" + (f" of {_bytes(budget)}" if budget is not None else ""))
-    width = 50
-    scale = float(max(budget if budget is not None else w["total"], w["total"]))
-    bar, filled = "", 0.0
-    for name, mark in (("params", "#"), ("grads", "="), ("master", "+"), ("optimizer", "%"),
-                       ("gathered", "~"), ("activations", "*")):
-        out.append(f"    {mark} {name:<12} {_bytes(w[name]):>12}")
-        if scale > 0:
-            filled += float(w[name])
-            upto = int(filled / scale * width + 0.5)
-            bar += mark * max(0, upto - len(bar))
-    total = f"      {'total':<12} {_bytes(w['total']):>12}"
-    if budget:
-        total += f"  ({100.0 * w['total'] / budget:.0f}% of device_memory)"
-    out.append(total)
-    out.append(f"    [{bar.ljust(width, '.')}]")
-    return out
-
-
-def _plan_lines(result, data, training=None, budget=None) -> List[str]:
-    out = []
-    m = result.memory
-    if m is not None:
-        out.append(
-            f"memory per device ({_plural(m.devices, 'device', 'devices')}): min {_bytes(m.min_bytes)}, "
-            f"mean {_bytes(m.mean_bytes)}, max {_bytes(m.max_bytes)} (device {m.max_device}); "
-            f"unsharded {_bytes(m.unsharded_bytes)}"
-        )
-        if m.per_device_bytes and m.max_bytes > m.min_bytes:
-            bins, width = [0] * 8, 40
-            span = float(m.max_bytes - m.min_bytes)
-            for b in m.per_device_bytes:
-                bins[min(7, int((b - m.min_bytes) / span * 8))] += 1
-            most = max(bins)
-            for i, count in enumerate(bins):
-                lo = m.min_bytes + span * i / 8
-                out.append(f"  {_bytes(lo):>12} .. {'#' * (count * width // most)} {count}")
-    else:
-        out.append("memory per device: not computed (more than 16777216 devices)")
-    if training:
-        out.extend(_training_lines(training, budget))
-    collectives = data.get("collectives") or {}
-    counts = [f"{c}@{axis} x{n}" for c, axes in collectives.items() for axis, n in axes.items()]
-    out.append("collectives: " + " ".join(counts) if counts else "collectives: none")
-    out.append("plan:")
-    provenance = data.get("provenance") or {}
-    for fqn, layout in ((data.get("plan") or {}).get("modules") or {}).items():
-        where = ", ".join(provenance.get(fqn, []))
-        shown = fqn or "(root)"
-        params = layout.get("params") or {}
-        if not params:
-            out.append(f"  {shown}  (no parameters)  [{where}]")
-        for name, placements in params.items():
-            text = " ".join(f"{axis}={p}" for axis, p in (placements or {}).items()) or "-"
-            out.append(f"  {shown}  {name}  {text}  [{where}]")
-    return out
 
 
 def _load_factory(spec: str):

@@ -259,13 +259,13 @@ def test_locate_deep_nesting_needs_no_deep_stack():
 
 
 def test_byte_sizes_as_the_engine_reads_them():
-    assert _cli._byte_size("80GiB") == 80 * 2**30
-    assert _cli._byte_size("1.5KB") == 1500 and _cli._byte_size("0.5KiB") == 512
-    assert _cli._byte_size("0.0001KiB") is None  # rounds down to 0 bytes
-    assert _cli._byte_size("0.5B") is None and _cli._byte_size("1.5B") == 1
-    assert _cli._byte_size(12) == 12 and _cli._byte_size(0) is None and _cli._byte_size(True) is None
+    assert _cli.byte_size("80GiB") == 80 * 2**30
+    assert _cli.byte_size("1.5KB") == 1500 and _cli.byte_size("0.5KiB") == 512
+    assert _cli.byte_size("0.0001KiB") is None  # rounds down to 0 bytes
+    assert _cli.byte_size("0.5B") is None and _cli.byte_size("1.5B") == 1
+    assert _cli.byte_size(12) == 12 and _cli.byte_size(0) is None and _cli.byte_size(True) is None
     for bad in ("80 GiB", "80gib", "GiB", ".5GiB", "5.GiB", "1" * 37 + "B", 2**63, 1.5):
-        assert _cli._byte_size(bad) is None, bad
+        assert _cli.byte_size(bad) is None, bad
 
 
 def test_did_you_mean():
