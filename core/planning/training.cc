@@ -306,14 +306,13 @@ void CheckTraining(const ModuleTree& tree, const std::vector<const NamedPlacemen
   for (NameId axis : training.shard_axes) setting.shard_axes.push_back(*sharding.AxisIndex(axis));
   if (training.activations) setting.recompute = training.activations->recompute;
 
-  std::vector<uint64_t> totals = model.Totals(setting);
-  const MemoryReport summary = Summarize(totals, 0);
+  MemoryReport summary = Summarize(model.Totals(setting), 0);
   TrainingReport& report = memory->training.emplace();
   report.worst = model.At(summary.max_device, setting);
   report.max_total_bytes = summary.max_bytes;
   report.min_total_bytes = summary.min_bytes;
   report.mean_total_bytes = summary.mean_bytes;
-  report.per_device_total_bytes = summary.per_device_bytes;
+  report.per_device_total_bytes = std::move(summary.per_device_bytes);
 
   if (!training.device_memory) return;
   const uint64_t budget = *training.device_memory;
