@@ -14,12 +14,13 @@
 # through pkg-config against it (tools/install_test.sh) and the Rust, Go and
 # Julia bindings against it (tools/bindings_install_test.sh), and the Debian
 # package installed into an empty root (tools/package_deb_test.sh).
-# Prints each runner's summary and closing "bazel: N passed, N failed" and
-# "suites: N passed, N failed" lines.
+# Prints each runner's summary with the seconds it took, and closing
+# "bazel: N passed, N failed" and "suites: N passed, N failed" lines.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash tools/setup.sh || exit 2
+echo "=== setup: ${SECONDS} s"
 
 passed=0 failed=0 status=0
 # The tests of the parallel phases: one result on 1 to 8 threads, the
@@ -39,13 +40,13 @@ for config in plain asan ubsan serial tsan; do
     *) flags=("--config=$config") ;;
   esac
   echo "=== bazel test ${flags[*]} ${targets[*]} (${config})"
-  log="$(mktemp)"
+  log="$(mktemp)" start=$SECONDS
   bazel test "${flags[@]}" "${targets[@]}" 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   p=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log")
   f=$(grep -cE '^//[^ ]+ +(FAILED|TIMEOUT|NO STATUS|FAILED TO BUILD)' "$log")
   rm -f "$log"
-  echo "=== ${config}: ${p} test targets passed, ${f} failed (bazel exit ${rc})"
+  echo "=== ${config}: ${p} test targets passed, ${f} failed (bazel exit ${rc}; $((SECONDS - start)) s)"
   passed=$((passed + p))
   failed=$((failed + f))
   if [[ $rc -ne 0 ]]; then
@@ -60,14 +61,14 @@ echo "bazel: ${passed} passed, ${failed} failed"
 # their runtimes preloaded).
 suites_passed=0 suites_failed=0
 suite() {  # suite NAME COMMAND...
-  local name="$1"
+  local name="$1" start=$SECONDS
   shift
   echo "=== ${name}: $*"
   if "$@"; then
-    echo "=== ${name}: passed"
+    echo "=== ${name}: passed ($((SECONDS - start)) s)"
     suites_passed=$((suites_passed + 1))
   else
-    echo "=== ${name}: FAILED"
+    echo "=== ${name}: FAILED ($((SECONDS - start)) s)"
     suites_failed=$((suites_failed + 1))
     status=1
   fi
@@ -147,4 +148,5 @@ suite bindings-installed bash tools/bindings_install_test.sh
 suite deb bash tools/package_deb_test.sh
 echo "bazel: ${passed} passed, ${failed} failed"
 echo "suites: ${suites_passed} passed, ${suites_failed} failed"
+echo "took ${SECONDS} s"
 exit "$status"
