@@ -29,12 +29,13 @@ void Interner::MakeRoom(size_t bytes) {
   if (views_->size() == views_->capacity()) views_->reserve(std::max<size_t>(16, 2 * views_->size()));
 }
 
-NameId Interner::Intern(std::string_view text) {
+NameId Interner::Intern(const HashedName& name) {
+  const std::string_view text = name.text;
   MakeRoom(text.size());
   // One lookup: a new name is copied into the arena and given the next id
   // in it (abseil's lazy emplace, made for keys that live in an arena).
   // Nothing in it can throw, MakeRoom having made room.
-  const auto it = ids_.lazy_emplace(text, [&](const auto& construct) {
+  const auto it = ids_.lazy_emplace(name, [&](const auto& construct) {
     if (!text.empty()) std::memcpy(block_next_, text.data(), text.size());
     views_->emplace_back(block_next_, text.size());
     block_next_ += text.size();
@@ -42,6 +43,17 @@ NameId Interner::Intern(std::string_view text) {
     construct(static_cast<NameId>(views_->size() - 1));
   });
   return *it;
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((noipa))
+#endif
+size_t Interner::NameHash::operator()(const HashedName& name) const {
+  return name.hash;
+}
+
+void Interner::Prefetch(absl::Span<const HashedName> names) const {
+  for (const HashedName& name : names) ids_.prefetch(name);
 }
 
 NameId Interner::Find(std::string_view text) const {

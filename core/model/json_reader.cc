@@ -57,14 +57,21 @@ struct Batch {
   Reader reader;
   Reader::Mark mark;  // the arena's start, released for the next batch
   std::vector<Item> items;
+  std::vector<HashedName> names;  // NamePrepare's for the items
   bool failed = false;  // the batch ends at reader's syntax error
 };
 
 // One reading of a document: the top level, and the streamed maps.
 class Walk {
  public:
-  Walk(std::string_view text, int max_depth, bool skip_repeats, Reader& reader, ItemSink sink)
-      : text_(text), max_depth_(max_depth), skip_repeats_(skip_repeats), reader_(reader), sink_(sink) {}
+  Walk(std::string_view text, int max_depth, bool skip_repeats, Reader& reader, NamePrepare prepare,
+       PreparedSink sink)
+      : text_(text),
+        max_depth_(max_depth),
+        skip_repeats_(skip_repeats),
+        reader_(reader),
+        prepare_(prepare),
+        sink_(sink) {}
 
   // False on a syntax error (in the reader) or when the sink refused a
   // member (sink_failed()).
@@ -216,11 +223,13 @@ class Walk {
       }
       state.done = state.done || batch.failed;
       state.offset = r.offset();
+      batch.names.clear();
+      prepare_(section, batch.items, batch.names);
       return &batch;
     };
     auto consume = [&](Batch& batch) {
       if (sink_failed.load(std::memory_order_relaxed)) return;
-      if (!sink_(section, batch.items)) {
+      if (!sink_(section, batch.items, batch.names)) {
         sink_failed.store(true, std::memory_order_relaxed);
         return;
       }
@@ -242,7 +251,8 @@ class Walk {
   const int max_depth_;
   const bool skip_repeats_;
   Reader& reader_;
-  ItemSink sink_;
+  NamePrepare prepare_;
+  PreparedSink sink_;
   bool sink_failed_ = false;
   unsigned streamed_seen_ = 0;  // bit i: FirstTime's kStreamed[i] was read
 };
@@ -253,7 +263,15 @@ DocumentReader::DocumentReader(std::string_view text, int max_depth, bool skip_r
     : text_(text), max_depth_(max_depth), skip_repeats_(skip_repeats), reader_(text, max_depth) {}
 
 bool DocumentReader::Read(ItemSink sink, Value& skeleton) {
-  Walk walk(text_, max_depth_, skip_repeats_, reader_, sink);
+  return Read([](Section, absl::Span<const Item>, std::vector<HashedName>&) {},
+              [&](Section section, absl::Span<const Item> items, absl::Span<const HashedName>) {
+                return sink(section, items);
+              },
+              skeleton);
+}
+
+bool DocumentReader::Read(NamePrepare prepare, PreparedSink sink, Value& skeleton) {
+  Walk walk(text_, max_depth_, skip_repeats_, reader_, prepare, sink);
   if (walk.Run(skeleton)) return true;
   if (!walk.sink_failed()) {
     error_ = SyntaxError{reader_.error() == Error::kTooDeep, ErrorMessage(reader_.error()), reader_.error_offset()};

@@ -26,9 +26,11 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/types/span.h"
+#include "core/model/interner.h"
 #include "core/model/json.h"
 
 namespace shardplan::json {
@@ -50,6 +52,15 @@ struct Item {
 // Takes members of a streamed map read together, in document order; false
 // when it refused one, which stops the reading.
 using ItemSink = absl::FunctionRef<bool(Section, absl::Span<const Item>)>;
+
+// Lists in `names` (empty at the call) the names a sink will intern from a
+// batch of members, hashed. It runs in the reading stage, before the sink
+// takes the batch, on the reading thread where threads are allowed: the
+// sink's stage is the pipeline's longer one, and hashing needs nothing of
+// the sink's state.
+using NamePrepare = absl::FunctionRef<void(Section, absl::Span<const Item>, std::vector<HashedName>&)>;
+// An ItemSink that also takes the names NamePrepare listed for the batch.
+using PreparedSink = absl::FunctionRef<bool(Section, absl::Span<const Item>, absl::Span<const HashedName>)>;
 
 // Why the text is no JSON, and where.
 struct SyntaxError {
@@ -80,6 +91,8 @@ class DocumentReader {
   // syntax error (error() says which) or when the sink refused a member
   // (error() is empty).
   bool Read(ItemSink sink, Value& skeleton);
+  // Read, where `prepare` lists each batch's names for `sink`.
+  bool Read(NamePrepare prepare, PreparedSink sink, Value& skeleton);
   const std::optional<SyntaxError>& error() const { return error_; }
 
  private:

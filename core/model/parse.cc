@@ -4,6 +4,7 @@
 // are parse_modules.cc's, layouts and what holds them parse_layouts.cc's.
 #include "core/model/parse.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -107,25 +108,44 @@ bool Parser::NonNegativeInts(const Value& v, bool positive, SmallVector<int64_t>
   return true;
 }
 
-bool Parser::StreamItems(json::Section section, absl::Span<const json::Item> items) {
-  Prefetch(items, section);
+bool Parser::StreamItems(json::Section section, absl::Span<const json::Item> items,
+                         absl::Span<const HashedName> names) {
+  // A large model's table is larger than the caches. The parts where the
+  // next names are found are fetched while the members before them are
+  // parsed, so that their misses overlap with the work instead of following
+  // one another; kAhead names ahead, not the whole batch at once: a burst
+  // of hundreds of prefetches overflows what the core can have in flight,
+  // and most of them are lost.
+  constexpr size_t kAhead = 32;
+  listed_ = names;
+  listed_next_ = 0;
+  size_t prefetched = 0;
   for (const json::Item& item : items) {
+    const size_t end = std::min(names.size(), listed_next_ + kAhead);
+    if (prefetched < end) doc_.names.Prefetch(names.subspan(prefetched, end - prefetched));
+    prefetched = std::max(prefetched, end);
     if (!StreamItem(section, item)) return false;
   }
   return true;
 }
 
-void Parser::Prefetch(absl::Span<const json::Item> items, json::Section section) const {
-  for (const json::Item& item : items) {
-    doc_.names.Prefetch(item.key);
-    const Value& v = item.value;
-    if (section != json::Section::kModules || !v.IsObject()) continue;
-    for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
-      if (!m->value.IsObject() || (Str(m->name) != "children" && Str(m->name) != "params")) continue;
+void Parser::Prepare(json::Section section, absl::Span<const json::Item> items, std::vector<HashedName>& names) {
+  // The string values of a module's `children` or `params` member, in
+  // member order, as ParseModule interns them.
+  auto references = [&](const Value& module, std::string_view key) {
+    for (auto m = module.MemberBegin(); m != module.MemberEnd(); ++m) {
+      if (Str(m->name) != key || !m->value.IsObject()) continue;
       for (auto r = m->value.MemberBegin(); r != m->value.MemberEnd(); ++r) {
-        if (r->value.IsString()) doc_.names.Prefetch(Str(r->value));
+        if (r->value.IsString()) names.push_back(Interner::Hashed(Str(r->value)));
       }
+      return;
     }
+  };
+  for (const json::Item& item : items) {
+    names.push_back(Interner::Hashed(item.key));
+    if (section != json::Section::kModules || !item.value.IsObject()) continue;
+    references(item.value, "children");
+    references(item.value, "params");
   }
 }
 
@@ -302,7 +322,10 @@ ParseResult ParseDocument(std::string_view json, const Limits& limits, bool skip
   json::DocumentReader reader(json, limits.max_json_depth, skip_repeats);
   json::Value skeleton;
   const bool read = reader.Read(
-      [&](json::Section section, absl::Span<const json::Item> items) { return parser.StreamItems(section, items); },
+      parse_internal::Parser::Prepare,
+      [&](json::Section section, absl::Span<const json::Item> items, absl::Span<const HashedName> names) {
+        return parser.StreamItems(section, items, names);
+      },
       skeleton);
   if (!read && reader.error()) {
     const json::SyntaxError& error = *reader.error();

@@ -131,7 +131,7 @@ bool Parser::ParseLayout(const Value& v, bool in_plan, Origin origin, Layout& ou
 
 bool Parser::FqnLayoutItem(bool in_plan, std::string_view fqn, const Value& v, bool unread) {
   At at(*this, fqn);
-  FqnLayout entry{doc_.names.Intern(fqn), {}};
+  FqnLayout entry{Listed(fqn), {}};
   if (!(in_plan ? plan_fqns_ : provider_fqns_).Insert(entry.fqn)) return Fail(absl::StrCat("duplicate key ", PyRepr(fqn)));
   const Origin origin = in_plan ? Origin{Origin::Kind::kPlan, static_cast<uint32_t>(doc_.plan ? doc_.plan->size() : 0)}
                                 : Origin{Origin::Kind::kProvider, static_cast<uint32_t>(doc_.model_providers.size())};

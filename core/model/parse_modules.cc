@@ -16,7 +16,7 @@ bool Parser::ParameterItem(std::string_view id, const Value& v) {
   At at(*this, id);
   {
     Parameter param;
-    param.id = doc_.names.Intern(id);
+    param.id = Listed(id);
     if (!param_by_name_.Define(param.id, static_cast<ParamId>(doc_.parameters.size()))) {
       return Fail(absl::StrCat("duplicate key ", PyRepr(id)));
     }
@@ -70,7 +70,7 @@ bool Parser::ModuleItem(std::string_view id, const Value& v) {
   At at(*this, id);
   const ModuleId index = static_cast<ModuleId>(doc_.modules.size());
   Module& module = doc_.modules.emplace_back();
-  module.id = doc_.names.Intern(id);
+  module.id = Listed(id);
   if (!module_by_name_.Define(module.id, index)) return Fail(absl::StrCat("duplicate key ", PyRepr(id)));
   return ParseModule(v, index, module);
 }
@@ -103,7 +103,7 @@ bool Parser::ParseModule(const Value& v, ModuleId index, Module& module) {
       At at_child(*this, Str(c->name));
       if (!NonEmptyName(c->name, "child name") || !ExpectString(c->value)) return false;
       // The target's id for now; ResolveReferences makes it an index.
-      module.children.emplace_back(Common(Str(c->name)), doc_.names.Intern(Str(c->value)));
+      module.children.emplace_back(Common(Str(c->name)), Listed(Str(c->value)));
     }
   }
   if (f[kParams]) {
@@ -120,7 +120,7 @@ bool Parser::ParseModule(const Value& v, ModuleId index, Module& module) {
         return Fail(absl::StrCat("name ", PyRepr(Str(p->name)), " is both a child and a parameter"));
       }
       // The parameter's id for now; ResolveReferences makes it an index.
-      module.params.emplace_back(name, doc_.names.Intern(Str(p->value)));
+      module.params.emplace_back(name, Listed(Str(p->value)));
     }
   }
   if (f[kParallel]) {

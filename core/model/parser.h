@@ -44,8 +44,15 @@ class Parser {
   Parser(Document& doc, const Limits& limits, size_t plan_room) : doc_(doc), limits_(limits), plan_room_(plan_room) {}
 
   // Members of a streamed map (json_reader.h), parsed before ParseRoot
-  // sees the rest of the document (where the map then stands empty).
-  bool StreamItems(json::Section section, absl::Span<const json::Item> items);
+  // sees the rest of the document (where the map then stands empty), with
+  // the names Prepare listed for them.
+  bool StreamItems(json::Section section, absl::Span<const json::Item> items, absl::Span<const HashedName> names);
+  // The json::NamePrepare of StreamItems: the names StreamItem interns from
+  // these members first, in the order it interns them: each member's key
+  // (an id or FQN), and the ids a module's children, then its params, refer
+  // to. It reads nothing of a Parser's state, so it may run beside
+  // StreamItems on another thread.
+  static void Prepare(json::Section section, absl::Span<const json::Item> items, std::vector<HashedName>& names);
   // The top level; the streamed maps' members came through StreamItem.
   bool ParseRoot(const Value& root);
   // A `training` section alone, as the top level's `training` member
@@ -115,12 +122,17 @@ class Parser {
 
   // parse.cc
   bool StreamItem(json::Section section, const json::Item& item);
-  // Starts loading the interner's table where the names StreamItem of these
-  // members will look up first are: their keys (ids and FQNs) and the ids a
-  // module's children and params refer to. A large model's table is larger
-  // than the caches; fetched together, the misses overlap instead of
-  // following one another.
-  void Prefetch(absl::Span<const json::Item> items, json::Section section) const;
+  // The id of `name`, a key or reference Prepare listed: its hash is taken
+  // from the list when `name` is the next one there (the same bytes in the
+  // same place: a batch's text does not change while it is parsed), else
+  // computed. Either way the same id.
+  NameId Listed(std::string_view name) {
+    if (listed_next_ < listed_.size() && listed_[listed_next_].text.data() == name.data() &&
+        listed_[listed_next_].text.size() == name.size()) {
+      return doc_.names.Intern(listed_[listed_next_++]);
+    }
+    return doc_.names.Intern(name);
+  }
   bool ParseMesh(const Value& v);
   // parse_modules.cc. ParameterItem and ModuleItem take one member of the
   // parameters or modules map (the current pointer names the map).
@@ -185,6 +197,10 @@ class Parser {
   const Limits& limits_;
   const size_t plan_room_;
   std::array<Recent, 64> recent_{};
+  // The names Prepare listed for the batch StreamItems is taking, and the
+  // next one Listed expects.
+  absl::Span<const HashedName> listed_;
+  size_t listed_next_ = 0;
   // The layout of the last member FqnLayoutItem took.
   Layout last_layout_;
   std::vector<Token> tokens_;

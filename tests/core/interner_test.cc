@@ -21,6 +21,28 @@ TEST(InternerTest, SameNameSameIdDenseInFirstSeenOrder) {
   EXPECT_EQ(names.View(2), "");
 }
 
+// A name hashed beforehand (Interner::Hashed, as the parser's reading stage
+// does) is the same name: the same id whichever way it is interned first,
+// and prefetching changes nothing.
+TEST(InternerTest, HashedNamesInternAsTheirText) {
+  Interner names;
+  std::vector<HashedName> hashed;
+  for (std::string_view text : {"a", "layers.0.mlp", "", "layers.0.mlp.experts.17.w1", "a"}) {
+    hashed.push_back(Interner::Hashed(text));
+  }
+  names.Prefetch(hashed);
+  EXPECT_EQ(names.size(), 0u);
+  EXPECT_EQ(names.Intern(hashed[0]), 0u);
+  EXPECT_EQ(names.Intern("layers.0.mlp"), 1u);
+  EXPECT_EQ(names.Intern(hashed[1]), 1u);
+  EXPECT_EQ(names.Intern(hashed[2]), 2u);
+  EXPECT_EQ(names.Intern(""), 2u);
+  EXPECT_EQ(names.Intern(hashed[3]), 3u);
+  EXPECT_EQ(names.Intern(hashed[4]), 0u);
+  EXPECT_EQ(names.Find("layers.0.mlp.experts.17.w1"), 3u);
+  EXPECT_EQ(names.size(), 4u);
+}
+
 // SameText compares with fixed-size loads that overlap for sizes that are
 // not a multiple of 8: every size and every differing position must count.
 TEST(InternerTest, SameTextSeesEveryByteOfEverySize) {

@@ -83,6 +83,38 @@ TEST(ParseTest, RecurringNamesThatLookAlikeKeepTheirOwnIds) {
   }
 }
 
+// The reading stage hashes the names the walk will intern (Parser::Prepare):
+// a module's children, then its params, as ParseModule takes them, whatever
+// the order of the members; the walk takes a hash only for the very name it
+// was made from. A module that gives params before children, escaped ids
+// (decoded into the batch's arena, not views of the text) and a reference
+// given twice must link every reference to its own target.
+TEST(ParseTest, ReferencesLinkWhateverTheOrderOfTheirMembers) {
+  ParseResult parsed = ParseDocument(R"J({"schema": "shardplan.v1", "mesh": {"tp": 2},
+    "parameters": {"w": {"shape": [2]}, "b": {"shape": [3]}, "\u00e9": {"shape": [4]}},
+    "root": "m",
+    "modules": {
+      "m": {"params": {"bias": "b", "weight": "w"}, "children": {"x": "n\\t", "y": "o", "z": "n\\t"}},
+      "n\\t": {"params": {"g": "é", "h": "w"}},
+      "o": {"children": {"p": "q"}, "params": {"k": "b"}},
+      "q": {}}})J",
+                                     Limits{});
+  ASSERT_FALSE(parsed.error.has_value()) << parsed.error->message;
+  const Document& doc = *parsed.document;
+  auto param = [&](const Module& m, size_t i) { return doc.Name(doc.parameters[m.params[i].second].id); };
+  auto child = [&](const Module& m, size_t i) { return doc.Name(doc.modules[m.children[i].second].id); };
+  const Module& m = doc.modules[0];
+  EXPECT_EQ(param(m, 0), "b");
+  EXPECT_EQ(param(m, 1), "w");
+  EXPECT_EQ(child(m, 0), "n\\t");
+  EXPECT_EQ(child(m, 1), "o");
+  EXPECT_EQ(child(m, 2), "n\\t");
+  EXPECT_EQ(param(doc.modules[1], 0), "\u00e9");
+  EXPECT_EQ(param(doc.modules[1], 1), "w");
+  EXPECT_EQ(child(doc.modules[2], 0), "q");
+  EXPECT_EQ(param(doc.modules[2], 0), "b");
+}
+
 TEST(ParseTest, TruncatedJsonNamesLineAndColumn) {
   std::string text = kValid;
   text.resize(text.size() / 2);
