@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
-# Installs what is missing, then runs every test: `bazel test //...` plain,
-# under AddressSanitizer, under UndefinedBehaviorSanitizer, and with the
-# serial (no oneTBB) engine that the WebAssembly build uses; the parallel
-# phases' tests under ThreadSanitizer (with oneTBB built from its source, so
-# that TSan sees its scheduler's synchronization); each fuzz target as a
-# fuzzer for 30 seconds (tools/fuzz.sh); then, against
-# the plain libshardplan.so, the Rust, Go and Python bindings' own test
-# runners (the Python one with the PyTorch exporter), the model zoo, the
-# Python wheel in fresh virtual environments (tools/wheel_test.sh), the
-# WebAssembly module and page (Node and Chromium), the measurement scripts
-# (tools/perf/tests) and the downstream Bazel workspace (examples/downstream);
-# then tools/install.sh into a temporary prefix with a C program built
-# through pkg-config against it (tools/install_test.sh) and the Rust, Go and
-# Julia bindings against it (tools/bindings_install_test.sh), and the Debian
-# package installed into an empty root (tools/package_deb_test.sh).
-# Prints each runner's summary with the seconds it took, and closing
-# "bazel: N passed, N failed" and "suites: N passed, N failed" lines.
+# Installs what is missing, then runs every test: `bazel test //...` plain
+# (-c opt: the build that the install, wheel and package suites ship and
+# that the bindings' suites load, so that it is built once), under
+# AddressSanitizer and UndefinedBehaviorSanitizer together
+# (--config=sanitize), and with the serial (no oneTBB) engine that the
+# WebAssembly build uses; the parallel phases' tests under ThreadSanitizer
+# (with oneTBB built from its source, so that TSan sees its scheduler's
+# synchronization); each fuzz target as a fuzzer for 30 seconds
+# (tools/fuzz.sh); then, against the plain libshardplan.so, the Rust, Go and
+# Python bindings' own test runners (the Python one with the PyTorch
+# exporter), the model zoo, the Python wheel in fresh virtual environments
+# (tools/wheel_test.sh), the WebAssembly module and page (Node and
+# Chromium), the measurement scripts (tools/perf/tests) and the downstream
+# Bazel workspace (examples/downstream); then tools/install.sh into a
+# temporary prefix with a C program built through pkg-config against it
+# (tools/install_test.sh) and the Rust, Go and Julia bindings against it
+# (tools/bindings_install_test.sh), and the Debian package installed into an
+# empty root (tools/package_deb_test.sh). Prints each runner's summary with
+# the seconds it took, and closing "bazel: N passed, N failed" and
+# "suites: N passed, N failed" lines.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -28,10 +31,10 @@ passed=0 failed=0 status=0
 # several threads.
 tsan_targets=(//tests/core:threads_test //tests/core:parallel_test //tests/core:engine_test
   //tests/core:json_reader_test //capi:capi_test)
-for config in plain asan ubsan serial tsan; do
+for config in plain sanitize serial tsan; do
   targets=(//...)
   case "$config" in
-    plain) flags=() ;;
+    plain) flags=(-c opt) ;;
     serial) flags=(--define=shardplan_serial=1) ;;
     tsan)
       flags=(--config=tsan "--override_repository=onetbb=${root}/third_party/onetbb/src")
@@ -57,8 +60,8 @@ done
 echo "bazel: ${passed} passed, ${failed} failed"
 
 # --- Outside Bazel: bindings and a downstream repository --------------------
-# They load or link the plain build of the C ABI (the sanitizer builds need
-# their runtimes preloaded).
+# They load or link the plain (-c opt) build of the C ABI (the sanitizer
+# builds need their runtimes preloaded).
 suites_passed=0 suites_failed=0
 suite() {  # suite NAME COMMAND...
   local name="$1" start=$SECONDS
@@ -74,14 +77,14 @@ suite() {  # suite NAME COMMAND...
   fi
 }
 lib_dir=""
-if bazel build //capi:libshardplan.so; then
-  lib_dir="$(bazel info bazel-bin 2>/dev/null)/capi"
+if bazel build -c opt //capi:libshardplan.so; then
+  lib_dir="$(bazel info -c opt bazel-bin 2>/dev/null)/capi"
 fi
 # The Rust crate as from a checkout, with no variable: build.rs links the
 # static bazel-bin/capi/libshardplan.a (PKG_CONFIG_LIBDIR empty, so that an
 # installed shardplan.pc, which pkg-config would find first, is not used).
 rust_checkout() {
-  bazel build //capi:libshardplan.a || return 1
+  bazel build -c opt //capi:libshardplan.a || return 1
   env -u SHARDPLAN_LIB_DIR -u SHARDPLAN_LINK -u PKG_CONFIG_PATH PKG_CONFIG_LIBDIR="" \
     cargo test --offline --manifest-path bindings/rust/Cargo.toml
 }
@@ -106,8 +109,8 @@ suite wheel bash tools/wheel_test.sh
 # through wasm against the native CLI, the export lists, the page in Chromium.
 wasm() {
   local cli npm site
-  cli="$(bazel info bazel-bin 2>/dev/null)/cli/shardplan"
-  bazel build //cli:shardplan || return 1
+  cli="$(bazel info -c opt bazel-bin 2>/dev/null)/cli/shardplan"
+  bazel build -c opt //cli:shardplan || return 1
   bazel build --config=wasm //wasm:npm //wasm:site || return 1
   npm="$(bazel info --config=wasm bazel-bin 2>/dev/null)/wasm/npm"
   site="${npm%/npm}/site"
@@ -120,8 +123,8 @@ wasm() {
 suite wasm wasm
 # The measurement scripts' own tests, on the plain benchmark build.
 perf_tools() {
-  bazel build //core:stages_benchmark || return 1
-  SHARDPLAN_BENCH="$(bazel info bazel-bin 2>/dev/null)/core/stages_benchmark" \
+  bazel build -c opt //core:stages_benchmark || return 1
+  SHARDPLAN_BENCH="$(bazel info -c opt bazel-bin 2>/dev/null)/core/stages_benchmark" \
     /usr/bin/python3 -m pytest -q tools/perf/tests
 }
 suite perf-tools perf_tools
