@@ -69,12 +69,13 @@ void ReportParameter(const ModuleTree& tree, const Owner& owner, const Placement
 
 std::shared_ptr<const FixIt> ConflictFixIt(const Document& doc, std::string_view first_by,
                                            const NamedPlacements& first, const NamedPlacements& here,
-                                           std::string_view pointer) {
+                                           std::optional<std::string_view> pointer) {
+  std::string help = absl::StrCat(first_by, " places it ", PlacementsText(doc, first), ", this layout ",
+                                  PlacementsText(doc, here), "; declare the same placements in both");
+  if (!pointer) return MakeFixIt(std::move(help));
   std::vector<std::pair<std::string_view, std::string>> members;
   for (const AxisPlacement& a : first) members.emplace_back(doc.Name(a.axis), FormatPlacement(a.placement));
-  return MakeFixIt(absl::StrCat(first_by, " places it ", PlacementsText(doc, first), ", this layout ",
-                                PlacementsText(doc, here), "; declare the same placements in both"),
-                   {ReplaceWithObject(pointer, members)});
+  return MakeFixIt(std::move(help), {ReplaceWithObject(*pointer, members)});
 }
 
 void ScanOwnerParams(const ModuleTree& tree, ModuleTree::Resolver& resolver, const Owners& owners, const Owner& owner,

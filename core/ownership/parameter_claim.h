@@ -12,6 +12,7 @@
 #define SHARDPLAN_CORE_OWNERSHIP_PARAMETER_CLAIM_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,10 +58,11 @@ struct OwnerParams {
 // Two placements of one shared parameter side by side: `first`, as
 // `first_by` ("its first claimant 'embed.weight'") places it, and `here`,
 // the declaration at `pointer`, which the fix replaces by a copy of
-// `first`.
+// `first`; help alone when `here` was written nowhere (no pointer: a
+// template's style placed it).
 std::shared_ptr<const FixIt> ConflictFixIt(const Document& doc, std::string_view first_by,
                                            const NamedPlacements& first, const NamedPlacements& here,
-                                           std::string_view pointer);
+                                           std::optional<std::string_view> pointer);
 
 // Fills `scan` (fresh) for `owner`.
 void ScanOwnerParams(const ModuleTree& tree, ModuleTree::Resolver& resolver, const Owners& owners, const Owner& owner,

@@ -467,6 +467,30 @@ TEST(EngineTest, PlanFillsTheRestFromTemplates) {
   EXPECT_NE(json.find(R"J("collectives":{})J"), std::string::npos) << json;
 }
 
+// A template's entry placing a parameter tied to an owner's otherwise: the
+// conflict points at the rule (its value is a style name, with no params to
+// point into) and its fix is help alone, having nothing to replace there.
+// Found by plan_fuzz (fuzz/regressions/plan_fuzz/template-shared-conflict.json).
+TEST(EngineTest, ATemplatesSharedConflictPointsAtItsRule) {
+  absl::StatusOr<Result> r = Plan(R"J({"schema": "shardplan.v1", "mesh": {"tp": 2},
+    "parameters": {"q": {"shape": [64, 64]}},
+    "root": "model",
+    "modules": {"model": {"children": {"embed": "embed", "proj": "proj"}},
+                "embed": {"type": "Embedding", "forward": ["input"], "params": {"weight": "q"}},
+                "proj": {"type": "Linear", "forward": ["x"], "params": {"weight": "q"}}},
+    "providers": {"sharding": {"embed": {"params": {"weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}}}},
+    "templates": [{"axis": "tp", "rules": {"proj": "rowwise"}}]})J",
+                                  {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  const auto d = std::find_if(r->diagnostics.begin(), r->diagnostics.end(),
+                              [](const Diagnostic& d) { return d.code == "override-shared-conflict"; });
+  ASSERT_NE(d, r->diagnostics.end()) << ResultToJson(*r);
+  EXPECT_EQ(d->pointer, "/templates/0/rules/proj");
+  ASSERT_NE(d->fix_it, nullptr);
+  EXPECT_TRUE(d->fix_it->fix.empty());
+  EXPECT_NE(d->fix_it->help.find("declare the same placements in both"), std::string::npos) << d->fix_it->help;
+}
+
 TEST(EngineTest, ShapeFindingsAreErrorsInPlanAndWarningsInCheck) {
   // S(1) on the rank-1 norm weight.
   const std::string bad = R"J("norm": {"params": {"weight": {"tp": "S(1)"}}, "in_src": {}, "in_dst": {}})J";
