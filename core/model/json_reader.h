@@ -55,9 +55,9 @@ using ItemSink = absl::FunctionRef<bool(Section, absl::Span<const Item>)>;
 
 // Lists in `names` (empty at the call) the names a sink will intern from a
 // batch of members, hashed. It runs in the reading stage, before the sink
-// takes the batch, on the reading thread where threads are allowed: the
-// sink's stage is the pipeline's longer one, and hashing needs nothing of
-// the sink's state.
+// takes the batch, on the reading thread where threads are allowed: hashing
+// needs nothing of the sink's state, and is then off the sink's stage,
+// which does the rest of the parsing.
 using NamePrepare = absl::FunctionRef<void(Section, absl::Span<const Item>, std::vector<HashedName>&)>;
 // An ItemSink that also takes the names NamePrepare listed for the batch.
 using PreparedSink = absl::FunctionRef<bool(Section, absl::Span<const Item>, absl::Span<const HashedName>)>;

@@ -111,11 +111,9 @@ bool Parser::NonNegativeInts(const Value& v, bool positive, SmallVector<int64_t>
 bool Parser::StreamItems(json::Section section, absl::Span<const json::Item> items,
                          absl::Span<const HashedName> names) {
   // A large model's table is larger than the caches. The parts where the
-  // next names are found are fetched while the members before them are
-  // parsed, so that their misses overlap with the work instead of following
-  // one another; kAhead names ahead, not the whole batch at once: a burst
-  // of hundreds of prefetches overflows what the core can have in flight,
-  // and most of them are lost.
+  // next kAhead names are found are fetched while the members before them
+  // are parsed, so that their misses overlap with one another and with the
+  // work instead of following one another.
   constexpr size_t kAhead = 32;
   listed_ = names;
   listed_next_ = 0;
