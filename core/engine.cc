@@ -132,7 +132,7 @@ Result PlanDocument(std::unique_ptr<Document> parsed, int threads, Keeping keepi
     } else {
       ValidatePlan(*tree, o.owners, o.claims, plan.entries, sink);
     }
-    CheckShapes(doc, DeclarationsOf(*tree, plan.entries, &plan.provenance, plan.packed), sink);
+    CheckShapes(doc, DeclarationsOf(*tree, plan.entries, plan.packed), sink);
     ReportUnplanned(*tree, plan.entries, sink);
     PlanOutput& out = outcome->planned.emplace();
     placements = PlacementsByParameter(*tree, plan.entries);

@@ -91,6 +91,11 @@ std::string Document::PointerOf(const Origin& origin) const {
   return "";
 }
 
+std::optional<std::string> Document::ParamPointerOf(const Origin& origin, std::string_view param) const {
+  if (origin.kind == Origin::Kind::kTemplateRule) return std::nullopt;
+  return absl::StrCat(PointerOf(origin), "/params/", JsonPointerToken(param));
+}
+
 size_t MapStore::HashOf(const PlacementMap& map) {
   uint64_t h = map.size();
   auto mix = [&h](uint64_t v) { h = (h ^ v) * 0x9e3779b97f4a7c15ull; };

@@ -446,6 +446,11 @@ struct Document {
   std::string_view Name(NameId id) const { return names.View(id); }
   // The JSON pointer of what `origin` names (of a layout or parallel spec).
   std::string PointerOf(const Origin& origin) const;
+  // The JSON pointer of the placements of parameter `param` in the layout
+  // `origin` names, where the document writes them; none for a layout a
+  // template rule made (the rule's value is a style's name, with nothing
+  // inside to point at: PointerOf(origin) names the rule).
+  std::optional<std::string> ParamPointerOf(const Origin& origin, std::string_view param) const;
   // A deep copy (the planner interns new names and maps into its own
   // document); its layouts share this document's stored maps.
   std::unique_ptr<Document> Clone() const;

@@ -8,7 +8,6 @@
 #include "core/model/nearest.h"
 #include "core/ownership/owner_layout.h"
 #include "core/ownership/parameter_claim.h"
-#include "core/text/json_pointer.h"
 
 namespace shardplan {
 namespace {
@@ -99,19 +98,15 @@ void SettlePlanEntry(const Document& doc, const FqnLayout& entry, PlanEntryCheck
     } else if (!SamePlacements(*declared.first[param], p.placements)) {
       const std::string_view local = doc.Name(p.name);
       const std::string full = FullName(fqn, local);
-      // A written layout's placement of the parameter; for an entry a
-      // template made, the rule that made the entry (its value is a style's
-      // name: nothing inside it to point at or replace).
-      const bool written = entry.layout.origin.kind != Origin::Kind::kTemplateRule;
-      const std::string pointer =
-          written ? absl::StrCat(doc.PointerOf(entry.layout.origin), "/params/", JsonPointerToken(local))
-                  : doc.PointerOf(entry.layout.origin);
+      // For an entry a template made, the rule that made it, and nothing
+      // there to replace.
+      const std::optional<std::string> written = doc.ParamPointerOf(entry.layout.origin, local);
+      const std::string pointer = written.value_or(doc.PointerOf(entry.layout.origin));
       sink.Report(Code::kOverrideSharedConflict,
                   {.fqn = fqn,
                    .parameter = full,
                    .pointer = pointer,
-                   .fix_it = ConflictFixIt(doc, "an earlier plan entry", *declared.first[param], p.placements,
-                                           written ? std::optional<std::string_view>(pointer) : std::nullopt)},
+                   .fix_it = ConflictFixIt(doc, "an earlier plan entry", *declared.first[param], p.placements, written)},
                   full);
     }
   }

@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
-#include "core/text/json_pointer.h"
 #include "core/diagnostics/fixes.h"
 #include "core/diagnostics/sink.h"
 #include "core/model/nearest.h"
@@ -344,7 +343,6 @@ BuiltPlan BuildPlan(Document& doc, const ModuleTree& tree, absl::Span<const Owne
 }
 
 std::vector<ParamDeclaration> DeclarationsOf(const ModuleTree& tree, const std::vector<FqnLayout>& plan,
-                                             const std::vector<std::vector<std::string>>* provenance,
                                              const std::vector<PackedParam>& packed) {
   const Document& doc = tree.doc();
   std::vector<ParamDeclaration> out;
@@ -353,8 +351,6 @@ std::vector<ParamDeclaration> DeclarationsOf(const ModuleTree& tree, const std::
     const FqnLayout& entry = plan[i];
     const PathId path = resolver.Resolve(doc.Name(entry.fqn));
     if (path == kNoPath || !entry.layout.params()) continue;
-    const bool from_templates = provenance != nullptr && !(*provenance)[i].empty() &&
-                                absl::StartsWith((*provenance)[i][0], "template:");
     for (const PlacementEntry& e : *entry.layout.params()) {
       const ModuleTree::ParamRef ref = resolver.ResolveParameter(path, e.name);
       if (ref.module_path == kNoPath) continue;
@@ -363,8 +359,7 @@ std::vector<ParamDeclaration> DeclarationsOf(const ModuleTree& tree, const std::
       d.placements = &e.placements;
       d.fqn = std::string(doc.Name(entry.fqn));
       d.local_name = std::string(doc.Name(e.name));
-      d.pointer = from_templates ? doc.PointerOf(entry.layout.origin)
-                                 : absl::StrCat(doc.PointerOf(entry.layout.origin), "/params/", JsonPointerToken(d.local_name));
+      d.pointer = doc.ParamPointerOf(entry.layout.origin, d.local_name).value_or(doc.PointerOf(entry.layout.origin));
       for (const PackedParam& p : packed) {
         if (p.entry == i && p.name == e.name) {
           d.fused_parts = 2;

@@ -52,10 +52,9 @@ BuiltPlan BuildPlan(Document& doc, const ModuleTree& tree, absl::Span<const Owne
 void ReportUnplanned(const ModuleTree& tree, const std::vector<FqnLayout>& plan, DiagnosticSink& sink);
 
 // The parameter declarations of a plan for the shape checks, in plan order.
-// A declaration's pointer is its entry's pointer + "/params/NAME", or, for
-// an entry made from templates (provenance "template:..."), the rule's.
+// A declaration's pointer is Document::ParamPointerOf, or, for an entry made
+// from templates, the rule's.
 std::vector<ParamDeclaration> DeclarationsOf(const ModuleTree& tree, const std::vector<FqnLayout>& plan,
-                                             const std::vector<std::vector<std::string>>* provenance = nullptr,
                                              const std::vector<PackedParam>& packed = {});
 
 // Per parameter identity, the placements the plan declares for it (null:
