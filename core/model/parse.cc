@@ -300,10 +300,9 @@ ParseResult ParseDocument(std::string_view json, const Limits& limits, bool skip
   };
 
   // The first NUL byte or ill-formed sequence, whichever comes first.
-  const size_t nul = json.find('\0');
-  const size_t valid = utf8::ValidPrefix(json.substr(0, nul));
+  const size_t valid = utf8::ValidNulFreePrefix(json);
   if (valid != json.size()) {
-    return invalid(absl::StrCat(valid == nul ? "NUL byte" : "invalid UTF-8", " at ", LineColumn(json, valid),
+    return invalid(absl::StrCat(json[valid] == '\0' ? "NUL byte" : "invalid UTF-8", " at ", LineColumn(json, valid),
                                 " (offset ", valid, ")"));
   }
   auto document = std::make_unique<Document>();

@@ -5,6 +5,7 @@
 namespace shardplan::utf8 {
 namespace {
 
+constexpr uint64_t kOnes = 0x0101010101010101ull;
 constexpr uint64_t kHighBits = 0x8080808080808080ull;
 
 uint64_t Load8(const unsigned char* p) {
@@ -13,22 +14,31 @@ uint64_t Load8(const unsigned char* p) {
   return word;
 }
 
-}  // namespace
-
-size_t ValidPrefix(std::string_view text) {
+// ValidPrefix, or with `kNulEnds` ValidNulFreePrefix: one loop, so that a
+// document's text is read once.
+template <bool kNulEnds>
+size_t Prefix(std::string_view text) {
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   const size_t n = text.size();
   size_t i = 0;
+  // Bit 7 of a byte of the result is set where the word holds a byte from
+  // 0x80 up, or a NUL byte when kNulEnds (the lowest set bit marks the first
+  // such byte; bits above it may be spurious).
+  const auto stops = [](uint64_t word) {
+    return kNulEnds ? (word | ((word - kOnes) & ~word)) & kHighBits : word & kHighBits;
+  };
   while (i < n) {
-    // Runs of ASCII, most of a document, a word at a time: four words
-    // tested together, then one.
-    while (i + 32 <= n && ((Load8(s + i) | Load8(s + i + 8) | Load8(s + i + 16) | Load8(s + i + 24)) & kHighBits) == 0) {
+    // Runs of ASCII (without NUL when kNulEnds), most of a document, a word
+    // at a time: four words tested together, then one.
+    while (i + 32 <= n &&
+           (stops(Load8(s + i)) | stops(Load8(s + i + 8)) | stops(Load8(s + i + 16)) | stops(Load8(s + i + 24))) == 0) {
       i += 32;
     }
-    while (i + 8 <= n && (Load8(s + i) & kHighBits) == 0) i += 8;
+    while (i + 8 <= n && stops(Load8(s + i)) == 0) i += 8;
     if (i == n) break;
     const unsigned char lead = s[i];
     if (lead < 0x80) {
+      if (kNulEnds && lead == 0) return i;
       ++i;
       continue;
     }
@@ -58,6 +68,12 @@ size_t ValidPrefix(std::string_view text) {
   }
   return n;
 }
+
+}  // namespace
+
+size_t ValidPrefix(std::string_view text) { return Prefix<false>(text); }
+
+size_t ValidNulFreePrefix(std::string_view text) { return Prefix<true>(text); }
 
 bool IsAscii(std::string_view text) {
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());

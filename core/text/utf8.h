@@ -6,7 +6,7 @@
 //
 // Well-formed means what RFC 3629 allows: no overlong form, no UTF-16
 // surrogate (U+D800..U+DFFF), nothing past U+10FFFF, no sequence cut short.
-// U+0000 (a NUL byte) is well-formed; the parser refuses it on its own.
+// U+0000 (a NUL byte) is well-formed; ValidNulFreePrefix stops at it.
 //
 //   utf8::ValidPrefix("ab\xc3\xa9\xff")  == 4   (the bad byte's offset)
 //   utf8::IsValid("\xed\xa0\x80")        == false  (a surrogate)
@@ -25,6 +25,11 @@ namespace shardplan::utf8 {
 // all of it is, else the offset of the first byte of the first sequence that
 // is not.
 size_t ValidPrefix(std::string_view text);
+
+// The length of the longest prefix of `text` that is well-formed and holds no
+// NUL byte, as a JSON text must: ValidPrefix of the text before its first
+// NUL byte, in one reading.
+size_t ValidNulFreePrefix(std::string_view text);
 
 // Whether all of `text` is well-formed.
 inline bool IsValid(std::string_view text) { return ValidPrefix(text) == text.size(); }

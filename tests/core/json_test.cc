@@ -174,7 +174,7 @@ TEST(JsonTest, AgreesWithRapidJsonOnRandomTexts) {
   EXPECT_LT(errors, 25000);
 }
 
-// Every length and position around the 8-byte scan: an escape,
+// Every length and position around the 16-byte scan: an escape,
 // a control character, UTF-8 or the closing quote at each offset.
 TEST(JsonTest, AgreesWithRapidJsonOnEveryStringLengthAndSpecialPosition) {
   for (const std::string special : {"\\n", "\x01", "\x1f", "\xc3\xa9", "\xe2\x82\xac", " ", "\x7f"}) {

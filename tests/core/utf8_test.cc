@@ -1,6 +1,7 @@
 #include "core/text/utf8.h"
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,30 @@ TEST(Utf8Test, TheFirstBadSequenceIsFoundAtAnyOffset) {
         EXPECT_EQ(ValidPrefix(text.substr(0, before.size() + at + bad.size())), before.size() + at) << at;
       }
     }
+  }
+}
+
+// ValidNulFreePrefix is ValidPrefix of the text before its first NUL byte:
+// a NUL at every offset within and across the words, after a sequence, cut
+// into one, before or after a bad sequence, and on random bytes.
+TEST(Utf8Test, ValidNulFreePrefixStopsAtTheFirstNulOrBadSequence) {
+  const auto expected = [](std::string_view text) { return ValidPrefix(text.substr(0, text.find('\0'))); };
+  for (const std::string& before : {std::string(), Encoded(0xE9), Bytes({0xE2, 0x82}), Bytes({0xFF})}) {
+    for (size_t at = 0; at < 80; ++at) {
+      for (const std::string& after : {std::string(100, 'b'), Bytes({0xFF}) + "b", Encoded(0x1F600)}) {
+        const std::string text = before + std::string(at, 'a') + '\0' + after;
+        ASSERT_EQ(ValidNulFreePrefix(text), expected(text)) << at;
+      }
+    }
+  }
+  EXPECT_EQ(ValidNulFreePrefix(std::string(100, 'a')), 100u);
+  EXPECT_EQ(ValidNulFreePrefix(std::string(40, 'a') + Bytes({0xC3, 0})), 40u);
+  std::mt19937 random(7);
+  const std::string alphabet = std::string("a\0", 2) + Bytes({0x80, 0xBF, 0xC3, 0xE2, 0xF0, 0x9F, 0xFF});
+  for (int round = 0; round < 20000; ++round) {
+    std::string text(random() % 70, 'a');
+    for (char& c : text) c = alphabet[random() % alphabet.size()];
+    ASSERT_EQ(ValidNulFreePrefix(text), expected(text)) << round;
   }
 }
 
