@@ -115,6 +115,25 @@ TEST(EngineTest, TiedParameterWithConflictingPlacementIsSharedConflict) {
   EXPECT_EQ(*d.pointer, "/providers/sharding/head/params/weight");
 }
 
+// A native request's parallel spec is the owner's, not the module's own:
+// its axes are checked even where the module's own spec is on the mesh.
+TEST(EngineTest, ANativeRequestsParallelSpecIsCheckedNotTheModules) {
+  Result r = CheckDoc(R"J({
+  "schema": "shardplan.v1", "mesh": {"tp": 2},
+  "parameters": {"w": {"shape": [8, 8]}},
+  "root": "model",
+  "modules": {
+    "model": {"children": {"proj": "linear"}},
+    "linear": {"type": "Linear", "forward": ["input"], "params": {"weight": "w"},
+               "parallel": {"binding_kind": "tp", "axes": ["tp"]}}
+  },
+  "providers": {"native": [{"match": ["proj"],
+                            "sharding": {"params": {"weight": {"tp": "S(0)"}}, "in_src": {}, "in_dst": {}},
+                            "parallel": {"binding_kind": "tp", "axes": ["tp", "sp"]}}]}})J");
+  ASSERT_EQ(Codes(r), std::vector<std::string>{"parallel-unknown-axis"});
+  EXPECT_EQ(*r.diagnostics[0].pointer, "/providers/native/0/parallel/axes/1");
+}
+
 TEST(EngineTest, RootLevelOwnerHasEmptyFqnAndNamesParametersWithoutPrefix) {
   Result r = CheckDoc(Doc(R"J({"sharding": {"": {"params": {"embed.weight": {"tp": "R"}, "norm.weight": {}},
                                            "in_src": {"input_ids": {}}, "in_dst": {"input_ids": {}}}}})J"));
