@@ -4,7 +4,6 @@
 #ifndef SHARDPLAN_CORE_MODEL_DOCUMENT_H_
 #define SHARDPLAN_CORE_MODEL_DOCUMENT_H_
 
-#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -456,10 +455,6 @@ struct Document {
   std::unique_ptr<Document> Clone() const;
   // Whether `axis` is one of the mesh's axes.
   bool IsMeshAxis(NameId axis) const { return mesh_names.Contains(axis); }
-  // Whether every axis `parallel` names is a mesh axis.
-  bool OnMeshAxes(const ParallelSpec& parallel) const {
-    return std::all_of(parallel.axes.begin(), parallel.axes.end(), [&](NameId a) { return IsMeshAxis(a); });
-  }
 };
 
 }  // namespace shardplan

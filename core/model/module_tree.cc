@@ -49,7 +49,6 @@ ModuleTree::ModuleTree(const Document& doc, bool in_order_resolution)
   var_keyword_.resize(doc.modules.size());
   binding_kind_.reserve(doc.modules.size());
   binding_kind_.resize(doc.modules.size());
-  parallel_on_mesh_.resize(doc.modules.size());
   cached_family_.resize(doc.modules.size());
   for (ModuleId m : doc.family_modules) cached_family_[m] = doc.modules[m].family->cached.has_value();
   for (ModuleId m = 0; m < doc.modules.size(); ++m) {
@@ -62,7 +61,6 @@ ModuleTree::ModuleTree(const Document& doc, bool in_order_resolution)
     forward_.insert(forward_.end(), module.forward.begin(), module.forward.end());
     var_keyword_[m] = module.var_keyword;
     binding_kind_[m] = module.parallel ? module.parallel->binding_kind : kNoName;
-    parallel_on_mesh_[m] = !module.parallel || doc.OnMeshAxes(*module.parallel);
     if (module.children.size() > kScanLimit) {
       for (uint32_t i = 0; i < module.children.size(); ++i) child_index_.emplace(Key(m, module.children[i].first), i);
     }

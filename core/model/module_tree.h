@@ -72,8 +72,6 @@ class ModuleTree {
     return binding_kind_[m] != kNoName ? &*doc_.modules[m].parallel : nullptr;
   }
   NameId binding_kind(PathId q) const { return binding_kind_[module_[q]]; }
-  // Whether its parallel spec, if any, names mesh axes only.
-  bool parallel_on_mesh(PathId q) const { return parallel_on_mesh_[module_[q]]; }
   // Whether it has a family with a cached layout.
   bool cached_family(PathId q) const { return cached_family_[module_[q]]; }
 
@@ -206,7 +204,7 @@ class ModuleTree {
   std::vector<NameId> child_names_;
   std::vector<Slot> slots_;
   std::vector<NameId> forward_;
-  std::vector<bool> var_keyword_, cached_family_, parallel_on_mesh_;  // per module
+  std::vector<bool> var_keyword_, cached_family_;  // per module
   std::vector<NameId> binding_kind_;                                  // per module
   // (module, name) -> index, for modules with more than kScanLimit.
   absl::flat_hash_map<uint64_t, uint32_t> child_index_;

@@ -21,14 +21,8 @@ void CheckOwners(const ModuleTree& tree, const Owners& owners, DiagnosticSink& s
           DiagnosticSink& f = found[e - begin] = DiagnosticSink(sink.mode(), sink.per_group());
           CheckPorts(tree, owner.path, *owner.layout, f);
           CheckPlacements(tree, owner.path, *owner.layout, f);
-          // Not for a module whose family layout is applied (cached): spec
-          // section 4.5. A module's own spec was checked against the mesh
-          // as the tree was built (ModuleTree::parallel_on_mesh): on the
-          // mesh, it has nothing to report and is not read again.
-          const bool own_spec_on_mesh = owner.parallel == tree.parallel(owner.path) && tree.parallel_on_mesh(owner.path);
-          if (owner.parallel && !tree.cached_family(owner.path) && !own_spec_on_mesh) {
-            CheckParallelAxes(tree, owner.path, *owner.parallel, f);
-          }
+          // Not for a module whose family layout is applied (cached): spec section 4.5.
+          if (owner.parallel && !tree.cached_family(owner.path)) CheckParallelAxes(tree, owner.path, *owner.parallel, f);
         }
       },
       [&](size_t, DiagnosticSink& f) { sink.Append(std::move(f)); });

@@ -146,9 +146,6 @@ TEST(ModuleTreeTest, PackedModuleFactsMatchTheModules) {
   EXPECT_EQ(tree.parallel(d), nullptr);
   EXPECT_EQ(doc->Name(tree.binding_kind(c)), "tp");
   EXPECT_EQ(tree.binding_kind(d), kNoName);
-  EXPECT_TRUE(tree.parallel_on_mesh(a));
-  EXPECT_FALSE(tree.parallel_on_mesh(b));  // "dp" is not a mesh axis
-  EXPECT_TRUE(tree.parallel_on_mesh(d));   // no spec
   EXPECT_TRUE(tree.cached_family(d));
   EXPECT_FALSE(tree.cached_family(b));  // a family, not applied
   EXPECT_FALSE(tree.cached_family(a));
