@@ -205,7 +205,7 @@ class ModuleTree {
   std::vector<Slot> slots_;
   std::vector<NameId> forward_;
   std::vector<bool> var_keyword_, cached_family_;  // per module
-  std::vector<NameId> binding_kind_;                                  // per module
+  std::vector<NameId> binding_kind_;               // per module
   // (module, name) -> index, for modules with more than kScanLimit.
   absl::flat_hash_map<uint64_t, uint32_t> child_index_;
   absl::flat_hash_map<uint64_t, uint32_t> param_index_;

@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "core/diagnostics/fixes.h"
 #include "core/model/nearest.h"
-#include "core/text/json_pointer.h"
 #include "core/text/pyrepr.h"
 
 namespace shardplan {
@@ -26,7 +25,7 @@ bool Nested(const ModuleTree& tree, const Owners& owners, PathId root, PathId pa
 
 // The JSON pointer of `owner`'s declaration `entry`.
 std::string EntryPointer(const Document& doc, const Owner& owner, const PlacementEntry& entry) {
-  return absl::StrCat(doc.PointerOf(owner.layout->origin), "/params/", JsonPointerToken(doc.Name(entry.name)));
+  return doc.ParamPointerOf(owner.layout->origin, doc.Name(entry.name)).value_or(doc.PointerOf(owner.layout->origin));
 }
 
 // "tp=S(0), dp=R" (document order), or "nothing" for no placement.
