@@ -7,12 +7,7 @@
 namespace shardplan {
 namespace {
 
-// One term of a sparse multi-dimensional difference: `value` at device
-// offset `offset` (the coordinates of the other axes being 0).
-struct Term {
-  uint64_t offset;
-  uint64_t value;
-};
+using Term = DifferenceTerm;
 
 // A box of devices (a range of coordinates on each axis of one dim's axis
 // list) that all hold `units` units of that dim (after chunking; then
@@ -173,12 +168,13 @@ void DeviceSums::Add(absl::Span<const ShardedDim> dims, uint64_t weight) {
     key.insert(key.end(), dim.axes.begin(), dim.axes.end());
   }
   groups_[key] += weight;
+  difference_.reset();
 }
 
-std::vector<uint64_t> DeviceSums::Evaluate() const {
-  // diff holds the multi-dimensional difference of the per-device bytes;
-  // prefix sums along every axis turn it into the bytes.
-  std::vector<uint64_t> diff(grid_.devices, 0);
+const std::vector<DifferenceTerm>& DeviceSums::Difference() const {
+  if (difference_) return *difference_;
+  // Terms at the same device are added up: at most min(devices, terms).
+  absl::flat_hash_map<uint64_t, uint64_t> at;
   std::vector<Box> boxes, next;
   std::vector<Term> dim_terms, product, grown;
   for (const auto& [key, weight] : groups_) {
@@ -195,21 +191,79 @@ std::vector<uint64_t> DeviceSums::Evaluate() const {
       }
       std::swap(product, grown);
     }
-    for (const Term& term : product) diff[term.offset] += weight * term.value;
+    for (const Term& term : product) at[term.offset] += weight * term.value;
   }
-  for (size_t j = 0; j < grid_.size.size(); ++j) {
-    const uint64_t k = grid_.size[j], s = grid_.stride[j];
+  std::vector<Term>& out = difference_.emplace();
+  for (const auto& [offset, value] : at) {
+    if (value != 0) out.push_back({offset, value});
+  }
+  return out;
+}
+
+std::vector<uint64_t> DeviceSums::Evaluate(const DeviceClasses& classes) const {
+  // The difference over the classes, then prefix sums along every axis.
+  std::vector<uint64_t> sums(classes.size(), 0);
+  for (const Term& term : Difference()) sums[classes.Of(term.offset)] += term.value;
+  for (size_t j = 0; j < classes.starts_.size(); ++j) {
+    const uint64_t k = classes.starts_[j].size(), s = classes.stride_[j];
     if (k == 1) continue;
-    for (uint64_t base = 0; base < grid_.devices; base += k * s) {
+    for (uint64_t base = 0; base < sums.size(); base += k * s) {
       for (uint64_t c = 1; c < k; ++c) {
-        uint64_t* row = diff.data() + base + c * s;
+        uint64_t* row = sums.data() + base + c * s;
         const uint64_t* prev = row - s;
         for (uint64_t i = 0; i < s; ++i) row[i] += prev[i];
       }
     }
   }
+  return sums;
+}
 
-  return diff;
+// Two devices whose coordinates lie in the same segment on every axis see
+// the same terms at or below their own coordinates, so every sum is the
+// same on both.
+DeviceClasses::DeviceClasses(const DeviceGrid& grid, absl::Span<const DeviceSums* const> sums)
+    : grid_(grid), starts_(grid.size.size(), std::vector<uint64_t>{0}), stride_(grid.size.size(), 1) {
+  for (const DeviceSums* s : sums) {
+    for (const Term& term : s->Difference()) {
+      for (size_t j = 0; j < starts_.size(); ++j) {
+        const uint64_t c = grid.Coordinate(term.offset, j);
+        if (c != 0) starts_[j].push_back(c);
+      }
+    }
+  }
+  for (size_t j = starts_.size(); j-- > 0;) {
+    std::vector<uint64_t>& starts = starts_[j];
+    std::sort(starts.begin(), starts.end());
+    starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+    stride_[j] = size_;
+    size_ *= starts.size();
+  }
+}
+
+uint64_t DeviceClasses::Devices(size_t c) const {
+  uint64_t devices = 1;
+  for (size_t j = 0; j < starts_.size(); ++j) {
+    const size_t segment = c / stride_[j] % starts_[j].size();
+    const uint64_t end = segment + 1 < starts_[j].size() ? starts_[j][segment + 1] : grid_.size[j];
+    devices *= end - starts_[j][segment];
+  }
+  return devices;
+}
+
+uint64_t DeviceClasses::FirstDevice(size_t c) const {
+  uint64_t device = 0;
+  for (size_t j = 0; j < starts_.size(); ++j) device += starts_[j][c / stride_[j] % starts_[j].size()] * grid_.stride[j];
+  return device;
+}
+
+size_t DeviceClasses::Of(uint64_t device) const {
+  size_t c = 0;
+  for (size_t j = 0; j < starts_.size(); ++j) {
+    const std::vector<uint64_t>& starts = starts_[j];
+    const size_t segment = std::upper_bound(starts.begin(), starts.end(), grid_.Coordinate(device, j)) - starts.begin() - 1;
+    c += segment * stride_[j];
+  }
+  return c;
 }
 
 }  // namespace shardplan

@@ -11,11 +11,16 @@
 // transformed into the padded shard ceil(units x block / divisor) of
 // FSDP2's dim-0 sharding (training-v1 section 2).
 //
-// Cost: O(terms' distinct keys x (pieces of their chunkings) + devices x
-// axes), never devices x terms. Terms with the same key are added up first;
-// a key's function only depends on the coordinates of the axes that shard
-// it and is piecewise constant over a few boxes, which are added into a
-// difference array over the device grid that is summed once at the end.
+// Terms with the same key are added up first; a key's function only
+// depends on the coordinates of the axes that shard it and is piecewise
+// constant over a few boxes, whose corners make a sparse difference of the
+// sum over the device grid. The sums are not evaluated device by device but
+// class by class (DeviceClasses): each axis is cut only at the coordinates
+// where some corner lies, so a mesh of a million devices whose axes shard
+// nothing is one class. Cost: O(terms' distinct keys x (pieces of their
+// chunkings) + classes x axes), never devices x terms; the classes are at
+// most the devices and at most the product over axes of (corners on the
+// axis + 1).
 #ifndef SHARDPLAN_CORE_PLANNING_DEVICE_SUMS_H_
 #define SHARDPLAN_CORE_PLANNING_DEVICE_SUMS_H_
 
@@ -25,6 +30,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
+#include "absl/types/span.h"
 #include "core/model/document.h"
 
 namespace shardplan {
@@ -52,6 +58,16 @@ struct ShardedDim {
   absl::InlinedVector<uint32_t, 2> axes;
 };
 
+// One term of the sparse multi-dimensional difference of a sum: `value` at
+// device `offset`; the sum at a device is the total of the terms at devices
+// whose coordinates are all at most its own.
+struct DifferenceTerm {
+  uint64_t offset;
+  uint64_t value;
+};
+
+class DeviceClasses;
+
 class DeviceSums {
  public:
   explicit DeviceSums(const DeviceGrid& grid) : grid_(grid) {}
@@ -61,15 +77,46 @@ class DeviceSums {
   // caller guarantees that every device's sum fits.
   void Add(absl::Span<const ShardedDim> dims, uint64_t weight);
   bool empty() const { return groups_.empty(); }
-  // Every device's sum, by device index.
-  std::vector<uint64_t> Evaluate() const;
+  // Every class's sum, by class index; `classes` was cut for these sums
+  // (among others).
+  std::vector<uint64_t> Evaluate(const DeviceClasses& classes) const;
 
  private:
+  friend class DeviceClasses;
   // A flat key: per sharded dim, its units, block, divisor, axis count,
   // then those axes.
   using Key = absl::InlinedVector<uint64_t, 6>;
+  // The difference of the sums, computed once, after the last Add.
+  const std::vector<DifferenceTerm>& Difference() const;
+
   const DeviceGrid& grid_;
   absl::flat_hash_map<Key, uint64_t> groups_;
+  mutable std::optional<std::vector<DifferenceTerm>> difference_;
+};
+
+// The devices of a grid cut into classes of devices that hold the same sums:
+// each axis is cut into segments at every coordinate where a term of the
+// difference of one of the sums lies, and a class is a product of segments
+// (a box of devices). Classes are numbered row-major over the segments, so
+// their first devices increase with the class number.
+class DeviceClasses {
+ public:
+  DeviceClasses(const DeviceGrid& grid, absl::Span<const DeviceSums* const> sums);
+
+  const DeviceGrid& grid() const { return grid_; }
+  size_t size() const { return size_; }
+  // The number of devices of class `c`, and the lowest of them.
+  uint64_t Devices(size_t c) const;
+  uint64_t FirstDevice(size_t c) const;
+  // The class of `device`.
+  size_t Of(uint64_t device) const;
+
+ private:
+  friend class DeviceSums;
+  const DeviceGrid& grid_;
+  std::vector<std::vector<uint64_t>> starts_;  // per axis: its segments' first coordinates, from 0
+  std::vector<size_t> stride_;                 // per axis: the class stride of its segments
+  size_t size_ = 1;
 };
 
 // The units of `n` that the device at coordinate `c` holds after

@@ -59,33 +59,40 @@ uint64_t Factors(const Parameter& param, const PlanSharding::Dims& dims, absl::I
   return elements;
 }
 
-MemoryReport Summarize(std::vector<uint64_t> per_device, uint64_t unsharded_bytes) {
+MemoryReport Summarize(const DeviceClasses& classes, const std::vector<uint64_t>& per_class,
+                       uint64_t unsharded_bytes) {
   MemoryReport report;
-  report.devices = per_device.size();
+  const uint64_t devices = classes.grid().devices;
+  report.devices = devices;
   report.unsharded_bytes = unsharded_bytes;
-  uint64_t max = per_device[0], min = per_device[0], max_device = 0;
+  // Classes are in the order of their first devices: the first class of the
+  // largest sum holds the lowest device of that sum.
+  uint64_t max = per_class[0], min = per_class[0];
+  size_t max_class = 0;
   // At most 2^24 devices of less than 2^63 bytes each: the sum fits in 87
   // bits.
   unsigned __int128 sum = 0;
-  for (uint64_t d = 0; d < per_device.size(); ++d) {
-    if (per_device[d] > max) {
-      max = per_device[d];
-      max_device = d;
+  for (size_t c = 0; c < per_class.size(); ++c) {
+    if (per_class[c] > max) {
+      max = per_class[c];
+      max_class = c;
     }
-    min = std::min(min, per_device[d]);
-    sum += per_device[d];
+    min = std::min(min, per_class[c]);
+    sum += static_cast<unsigned __int128>(per_class[c]) * classes.Devices(c);
   }
   report.max_bytes = max;
   report.min_bytes = min;
-  report.max_device = max_device;
+  report.max_device = classes.FirstDevice(max_class);
   // The exact quotient, then the remainder's fraction: min <= quotient <=
   // max, and rounding to double keeps that order, so the mean never reads
   // below the min or above the max.
-  const uint64_t devices = per_device.size();
   const uint64_t quotient = static_cast<uint64_t>(sum / devices);
   const uint64_t remainder = static_cast<uint64_t>(sum % devices);
   report.mean_bytes = static_cast<double>(quotient) + static_cast<double>(remainder) / static_cast<double>(devices);
-  if (devices <= kMaxListedDevices) report.per_device_bytes = std::move(per_device);
+  if (devices <= kMaxListedDevices) {
+    std::vector<uint64_t>& listed = report.per_device_bytes.emplace(devices);
+    for (uint64_t d = 0; d < devices; ++d) listed[d] = per_class[classes.Of(d)];
+  }
   return report;
 }
 
@@ -112,7 +119,8 @@ std::optional<MemoryReport> ComputeMemory(const Document& doc,
     const uint64_t weight = DtypeBytes(param.dtype) * Factors(param, dims, sharded);
     sums.Add(sharded, weight);  // every device's sum is at most `total`
   }
-  return Summarize(sums.Evaluate(), total);
+  const DeviceClasses classes(*grid, {&sums});
+  return Summarize(classes, sums.Evaluate(classes), total);
 }
 
 }  // namespace shardplan

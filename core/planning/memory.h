@@ -14,8 +14,8 @@
 // (the plan checks report them). Parameters of unknown shape count 0 bytes:
 // nothing is known about them, and the report would otherwise be a guess.
 //
-// Cost: O(parameters + groups x (pieces of the chunking) + devices x axes),
-// never devices x parameters (device_sums.h): parameters that shard the
+// Cost: O(parameters + groups x (pieces of the chunking) + device classes x
+// axes), never devices x parameters (device_sums.h): parameters that shard the
 // same dims with the same unit counts over the same axes form one group
 // whose bytes on a device are (sum of the group's weights) x (product of its
 // local unit counts).
@@ -60,8 +60,9 @@ class PlanSharding {
 // The parameter's shape is known.
 uint64_t Factors(const Parameter& param, const PlanSharding::Dims& dims, absl::InlinedVector<ShardedDim, 2>& sharded);
 
-// The report of per-device bytes `per_device` (one or more devices).
-MemoryReport Summarize(std::vector<uint64_t> per_device, uint64_t unsharded_bytes);
+// The report of the bytes `per_class` of each of `classes`.
+MemoryReport Summarize(const DeviceClasses& classes, const std::vector<uint64_t>& per_class,
+                       uint64_t unsharded_bytes);
 
 // The memory each device holds for the parameters of `doc`.
 // `placement_of_param[p]` is the placement the plan declares for parameter

@@ -45,12 +45,16 @@ class TrainingModel {
 
   // The breakdown of `device` under `s` (activations included).
   TrainingBreakdown At(uint64_t device, const Setting& s) const;
-  // Every device's total under `s`.
-  std::vector<uint64_t> Totals(const Setting& s) const;
+  // Every device class's total under `s`, with the classes.
+  struct Totals {
+    DeviceClasses classes;
+    std::vector<uint64_t> per_class;
+  };
+  Totals TotalsOf(const Setting& s) const;
   // The largest total of any device under `s`.
   uint64_t WorstTotal(const Setting& s) const {
-    const std::vector<uint64_t> totals = Totals(s);
-    return *std::max_element(totals.begin(), totals.end());
+    const Totals totals = TotalsOf(s);
+    return *std::max_element(totals.per_class.begin(), totals.per_class.end());
   }
 
  private:
@@ -155,7 +159,7 @@ TrainingBreakdown TrainingModel::At(uint64_t device, const Setting& s) const {
   return b;
 }
 
-std::vector<uint64_t> TrainingModel::Totals(const Setting& s) const {
+TrainingModel::Totals TrainingModel::TotalsOf(const Setting& s) const {
   // The model states: per parameter, weight x (local elements) for what
   // is kept whole and weight x (padded shard) for what is sharded.
   DeviceSums states(grid_);
@@ -180,30 +184,38 @@ std::vector<uint64_t> TrainingModel::Totals(const Setting& s) const {
       states.Add(dims, shard * ((rows + ways - 1) / ways) * (elements / rows));
     }
   }
-  std::vector<uint64_t> totals = states.Evaluate();
-
+  // Per FSDP unit (zero 3), its gathered parameters and gradients on each
+  // device; each device keeps the largest of each.
+  const uint32_t units = s.zero == 3 ? units_ : 0;
+  std::vector<DeviceSums> unit_params(units, DeviceSums(grid_)), unit_grads(units, DeviceSums(grid_));
   if (s.zero == 3) {
-    // Per FSDP unit, its gathered parameters and gradients on each device;
-    // each device keeps the largest of each.
-    std::vector<DeviceSums> unit_params(units_, DeviceSums(grid_)), unit_grads(units_, DeviceSums(grid_));
     for (const Param& p : params_) {
       const uint64_t elements = Factors(*p.param, p.dims, dims);
       unit_params[p.unit].Add(dims, elements * p.dtype);
       if (p.trained) unit_grads[p.unit].Add(dims, elements * p.grad);
     }
-    std::vector<uint64_t> max_params(grid_.devices, 0), max_grads(grid_.devices, 0);
+  }
+  std::vector<const DeviceSums*> all = {&states};
+  for (const std::vector<DeviceSums>* units : {&unit_params, &unit_grads}) {
+    for (const DeviceSums& sums : *units) all.push_back(&sums);
+  }
+  Totals totals{DeviceClasses(grid_, all), {}};
+  std::vector<uint64_t>& per_class = totals.per_class;
+  per_class = states.Evaluate(totals.classes);
+  if (s.zero == 3) {
+    std::vector<uint64_t> max_params(per_class.size(), 0), max_grads(per_class.size(), 0);
     for (uint32_t u = 0; u < units_; ++u) {
       for (auto [sums, max] : {std::pair{&unit_params[u], &max_params}, {&unit_grads[u], &max_grads}}) {
         if (sums->empty()) continue;
-        const std::vector<uint64_t> values = sums->Evaluate();
-        for (uint64_t d = 0; d < grid_.devices; ++d) (*max)[d] = std::max((*max)[d], values[d]);
+        const std::vector<uint64_t> values = sums->Evaluate(totals.classes);
+        for (size_t c = 0; c < values.size(); ++c) (*max)[c] = std::max((*max)[c], values[c]);
       }
     }
     const uint64_t copies = 1 + static_cast<uint64_t>(training_.prefetch);
-    for (uint64_t d = 0; d < grid_.devices; ++d) totals[d] += copies * max_params[d] + max_grads[d];
+    for (size_t c = 0; c < per_class.size(); ++c) per_class[c] += copies * max_params[c] + max_grads[c];
   }
   const uint64_t activations = Activations(s);
-  for (uint64_t& total : totals) total += activations;
+  for (uint64_t& total : per_class) total += activations;
   return totals;
 }
 
@@ -306,7 +318,8 @@ void CheckTraining(const ModuleTree& tree, const std::vector<const NamedPlacemen
   for (NameId axis : training.shard_axes) setting.shard_axes.push_back(*sharding.AxisIndex(axis));
   if (training.activations) setting.recompute = training.activations->recompute;
 
-  MemoryReport summary = Summarize(model.Totals(setting), 0);
+  const TrainingModel::Totals totals = model.TotalsOf(setting);
+  MemoryReport summary = Summarize(totals.classes, totals.per_class, 0);
   TrainingReport& report = memory->training.emplace();
   report.worst = model.At(summary.max_device, setting);
   report.max_total_bytes = summary.max_bytes;

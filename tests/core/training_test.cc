@@ -162,6 +162,33 @@ TEST(TrainingTest, FrozenAndUntrainedParametersKeepOnlyThemselves) {
   EXPECT_EQ(c.training->worst.total, 32u);
 }
 
+TEST(TrainingTest, ManyFsdpUnitsOnAHugeMeshCostUnitsAndDevicesNotTheirProduct) {
+  // 2,000 FSDP units on 2^24 devices whose plan shards nothing: every device
+  // holds the same. Evaluated device by device for each unit, this is
+  // 2,000 x 2^24 steps (minutes); by device class, one class.
+  Doc doc;
+  doc.mesh = {{"dp", int64_t{1} << 22}, {"tp", 4}};
+  uint64_t shards = 0;
+  for (int i = 0; i < 2000; ++i) {
+    doc.params.push_back({absl::StrCat("l", i), {64, 8 + i % 7}, "float32", {}});
+    shards += 8 + i % 7;  // 64 rows over 2^22 dp ranks: one padded row each
+  }
+  doc.training = R"({"zero": 3, "shard_axes": ["dp"], "fsdp_units": ["*"]})";
+  const Checked c = CheckDoc(doc.Json());
+  ASSERT_NE(c.training, nullptr) << ResultToJson(c.result);
+  const TrainingBreakdown& w = c.training->worst;
+  EXPECT_EQ(w.params, 4 * shards);
+  EXPECT_EQ(w.grads, 4 * shards);
+  EXPECT_EQ(w.optimizer, 2 * 4 * shards);
+  // The largest unit, [64, 14] float32, twice (prefetch 1) and its gradients.
+  EXPECT_EQ(w.gathered, 3u * 64 * 14 * 4);
+  EXPECT_EQ(w.device, 0u);
+  EXPECT_EQ(c.training->min_total_bytes, w.total);
+  EXPECT_EQ(c.training->max_total_bytes, w.total);
+  EXPECT_EQ(c.training->mean_total_bytes, static_cast<double>(w.total));
+  EXPECT_FALSE(c.training->per_device_total_bytes.has_value());
+}
+
 TEST(TrainingTest, ByteSizes) {
   EXPECT_EQ(ParseByteSize("80GiB"), uint64_t{80} << 30);
   EXPECT_EQ(ParseByteSize("141GB"), uint64_t{141'000'000'000});
@@ -299,10 +326,11 @@ TEST(TrainingTest, EqualsTheDefinitionOnEveryDeviceOfRandomDocuments) {
       doc.mesh.push_back({names[j], size});
       devices *= static_cast<uint64_t>(size);
     }
-    const size_t params = 1 + pick(6);
+    const size_t params = 1 + pick(round % 2 == 0 ? 6 : 16);
     for (size_t i = 0; i < params; ++i) {
       Doc::Param p;
-      p.module = pick(3) == 0 ? "" : absl::StrCat("l", pick(3));
+      // Up to 3 child modules, or up to 12 in odd rounds (FSDP units).
+      p.module = pick(3) == 0 ? "" : absl::StrCat("l", pick(round % 2 == 0 ? 3 : 12));
       const size_t rank = 1 + pick(3);
       for (size_t d = 0; d < rank; ++d) {
         p.shape.push_back(static_cast<int64_t>(pick(3) == 0 ? 1 + pick(round % 10 == 0 ? 2000 : 40) : 1 + pick(9)));

@@ -26,6 +26,8 @@ Families (n is multiplied by --scale):
                    case): check
   huge-mesh        a mesh of log2(n) axes of size 2 (n devices) over a
                    model of 64 sharded parameters: plan
+  fsdp-units       n Linear modules, each an FSDP unit (zero 3), sharded by
+                   tp=4 on a mesh of 2^20 devices: plan
 """
 
 import argparse
@@ -107,6 +109,13 @@ def huge_mesh(n):
     return doc, "plan"
 
 
+def fsdp_units(n):
+    doc = model(n, extra_mesh={"dp": 1 << 18, "tp": 4})
+    doc["templates"] = [{"axis": "tp", "rules": {"layers.*.proj": "colwise"}}]
+    doc["training"] = {"zero": 3, "fsdp_units": ["layers.*"]}
+    return doc, "plan"
+
+
 FAMILIES = {
     "template-rules": (template_rules, 4000),
     "native-globs": (native_globs, 4000),
@@ -115,6 +124,7 @@ FAMILIES = {
     "wide-module": (wide_module, 20000),
     "shared-paths": (shared_paths, 1 << 20),
     "huge-mesh": (huge_mesh, 1 << 16),
+    "fsdp-units": (fsdp_units, 4000),
 }
 
 

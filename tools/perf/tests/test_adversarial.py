@@ -1,5 +1,5 @@
 """adversarial.py's documents are what its families say: n rules, n
-patterns, n modules deep, n paths, n devices."""
+patterns, n modules deep, n paths, n devices, n FSDP units."""
 
 import math
 import sys
@@ -36,8 +36,12 @@ def test_every_family_makes_a_document_of_its_size():
     assert paths(doc) == 2 * n - 1
     doc, _ = adversarial.huge_mesh(n)
     assert math.prod(doc["mesh"].values()) == n
+    doc, command = adversarial.fsdp_units(n)
+    assert command == "plan" and doc["training"] == {"zero": 3, "fsdp_units": ["layers.*"]}
+    assert len(doc["modules"]["layers"]["children"]) == n and math.prod(doc["mesh"].values()) == 1 << 20
 
 
 def test_every_family_is_listed():
     assert set(adversarial.FAMILIES) == {
-        "template-rules", "native-globs", "native-requests", "deep-tree", "wide-module", "shared-paths", "huge-mesh"}
+        "template-rules", "native-globs", "native-requests", "deep-tree", "wide-module", "shared-paths", "huge-mesh",
+        "fsdp-units"}
