@@ -196,15 +196,15 @@ TrainingModel::Totals TrainingModel::TotalsOf(const Setting& s) const {
     }
   }
   std::vector<const DeviceSums*> all = {&states};
-  for (const std::vector<DeviceSums>* units : {&unit_params, &unit_grads}) {
-    for (const DeviceSums& sums : *units) all.push_back(&sums);
+  for (const std::vector<DeviceSums>* per_unit : {&unit_params, &unit_grads}) {
+    for (const DeviceSums& sums : *per_unit) all.push_back(&sums);
   }
   Totals totals{DeviceClasses(grid_, all), {}};
   std::vector<uint64_t>& per_class = totals.per_class;
   per_class = states.Evaluate(totals.classes);
   if (s.zero == 3) {
     std::vector<uint64_t> max_params(per_class.size(), 0), max_grads(per_class.size(), 0);
-    for (uint32_t u = 0; u < units_; ++u) {
+    for (uint32_t u = 0; u < units; ++u) {
       for (auto [sums, max] : {std::pair{&unit_params[u], &max_params}, {&unit_grads[u], &max_grads}}) {
         if (sums->empty()) continue;
         const std::vector<uint64_t> values = sums->Evaluate(totals.classes);
