@@ -96,6 +96,12 @@ std::optional<std::string> Document::ParamPointerOf(const Origin& origin, std::s
   return absl::StrCat(PointerOf(origin), "/params/", JsonPointerToken(param));
 }
 
+std::string Document::DeclarationPointerOf(const Origin& origin, std::string_view param) const {
+  std::string pointer = PointerOf(origin);
+  if (origin.kind != Origin::Kind::kTemplateRule) absl::StrAppend(&pointer, "/params/", JsonPointerToken(param));
+  return pointer;
+}
+
 size_t MapStore::HashOf(const PlacementMap& map) {
   uint64_t h = map.size();
   auto mix = [&h](uint64_t v) { h = (h ^ v) * 0x9e3779b97f4a7c15ull; };

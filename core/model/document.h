@@ -450,6 +450,9 @@ struct Document {
   // template rule made (the rule's value is a style's name, with nothing
   // inside to point at: PointerOf(origin) names the rule).
   std::optional<std::string> ParamPointerOf(const Origin& origin, std::string_view param) const;
+  // Where a diagnostic about parameter `param` of the layout `origin` names
+  // points: ParamPointerOf, or for a layout a template rule made, the rule.
+  std::string DeclarationPointerOf(const Origin& origin, std::string_view param) const;
   // A deep copy (the planner interns new names and maps into its own
   // document); its layouts share this document's stored maps.
   std::unique_ptr<Document> Clone() const;

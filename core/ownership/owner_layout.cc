@@ -171,7 +171,7 @@ void CheckPlacements(const ModuleTree& tree, PathId path, const Layout& layout, 
     sink.Report(Code::kPartialParameter,
                 {.fqn = fqn,
                  .parameter = FullName(fqn, doc.Name(e.name)),
-                 .pointer = doc.ParamPointerOf(layout.origin, doc.Name(e.name)).value_or(doc.PointerOf(layout.origin))});
+                 .pointer = doc.DeclarationPointerOf(layout.origin, doc.Name(e.name))});
   }
 }
 

@@ -25,7 +25,7 @@ bool Nested(const ModuleTree& tree, const Owners& owners, PathId root, PathId pa
 
 // The JSON pointer of `owner`'s declaration `entry`.
 std::string EntryPointer(const Document& doc, const Owner& owner, const PlacementEntry& entry) {
-  return doc.ParamPointerOf(owner.layout->origin, doc.Name(entry.name)).value_or(doc.PointerOf(owner.layout->origin));
+  return doc.DeclarationPointerOf(owner.layout->origin, doc.Name(entry.name));
 }
 
 // "tp=S(0), dp=R" (document order), or "nothing" for no placement.

@@ -359,7 +359,7 @@ std::vector<ParamDeclaration> DeclarationsOf(const ModuleTree& tree, const std::
       d.placements = &e.placements;
       d.fqn = std::string(doc.Name(entry.fqn));
       d.local_name = std::string(doc.Name(e.name));
-      d.pointer = doc.ParamPointerOf(entry.layout.origin, d.local_name).value_or(doc.PointerOf(entry.layout.origin));
+      d.pointer = doc.DeclarationPointerOf(entry.layout.origin, d.local_name);
       for (const PackedParam& p : packed) {
         if (p.entry == i && p.name == e.name) {
           d.fused_parts = 2;

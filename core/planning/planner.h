@@ -52,8 +52,7 @@ BuiltPlan BuildPlan(Document& doc, const ModuleTree& tree, absl::Span<const Owne
 void ReportUnplanned(const ModuleTree& tree, const std::vector<FqnLayout>& plan, DiagnosticSink& sink);
 
 // The parameter declarations of a plan for the shape checks, in plan order.
-// A declaration's pointer is Document::ParamPointerOf, or, for an entry made
-// from templates, the rule's.
+// A declaration's pointer is Document::DeclarationPointerOf.
 std::vector<ParamDeclaration> DeclarationsOf(const ModuleTree& tree, const std::vector<FqnLayout>& plan,
                                              const std::vector<PackedParam>& packed = {});
 
