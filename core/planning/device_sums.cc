@@ -266,4 +266,38 @@ size_t DeviceClasses::Of(uint64_t device) const {
   return c;
 }
 
+std::vector<uint64_t> DeviceClasses::PerDevice(absl::Span<const uint64_t> per_class) const {
+  // Axes of size 1 hold coordinate 0 only; at most 16 others fit in the
+  // devices that are ever listed, which bounds the recursion.
+  std::vector<size_t> moving;
+  for (size_t j = 0; j < grid_.size.size(); ++j) {
+    if (grid_.size[j] > 1) moving.push_back(j);
+  }
+  std::vector<uint64_t> values(grid_.devices);
+  // Writes the devices whose coordinates on the axes before moving[i] are
+  // fixed: a contiguous range from `device`, whose class so far is `c`.
+  // Only the first coordinate of each segment is descended into; the
+  // segment's other coordinates hold the same classes, so their ranges are
+  // copies of it. Cost: the classes x axes, plus copying the devices.
+  auto fill = [&](auto& self, size_t i, uint64_t device, size_t c) -> void {
+    if (i == moving.size()) {
+      values[device] = per_class[c];
+      return;
+    }
+    const size_t j = moving[i];
+    const uint64_t block = grid_.stride[j];
+    const std::vector<uint64_t>& starts = starts_[j];
+    for (size_t s = 0; s < starts.size(); ++s) {
+      const uint64_t first = device + starts[s] * block;
+      const uint64_t end = device + (s + 1 < starts.size() ? starts[s + 1] : grid_.size[j]) * block;
+      self(self, i + 1, first, c + s * stride_[j]);
+      for (uint64_t next = first + block; next < end; next += block) {
+        std::copy_n(values.begin() + first, block, values.begin() + next);
+      }
+    }
+  };
+  fill(fill, 0, 0, 0);
+  return values;
+}
+
 }  // namespace shardplan

@@ -110,6 +110,9 @@ class DeviceClasses {
   uint64_t FirstDevice(size_t c) const;
   // The class of `device`.
   size_t Of(uint64_t device) const;
+  // Every device's value, by device: `per_class[Of(device)]`, in time linear
+  // in the devices (not devices x axes).
+  std::vector<uint64_t> PerDevice(absl::Span<const uint64_t> per_class) const;
 
  private:
   friend class DeviceSums;

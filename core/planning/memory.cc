@@ -89,10 +89,7 @@ MemoryReport Summarize(const DeviceClasses& classes, const std::vector<uint64_t>
   const uint64_t quotient = static_cast<uint64_t>(sum / devices);
   const uint64_t remainder = static_cast<uint64_t>(sum % devices);
   report.mean_bytes = static_cast<double>(quotient) + static_cast<double>(remainder) / static_cast<double>(devices);
-  if (devices <= kMaxListedDevices) {
-    std::vector<uint64_t>& listed = report.per_device_bytes.emplace(devices);
-    for (uint64_t d = 0; d < devices; ++d) listed[d] = per_class[classes.Of(d)];
-  }
+  if (devices <= kMaxListedDevices) report.per_device_bytes = classes.PerDevice(per_class);
   return report;
 }
 

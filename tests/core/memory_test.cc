@@ -488,6 +488,16 @@ TEST(MemoryTest, MatchesTheDefinitionOnRandomSmallMeshes) {
   }
 }
 
+// Many axes of sizes 1 to 3: the per-device list walks devices in order,
+// carrying from axis to axis (and past axes of size 1).
+TEST(MemoryTest, MatchesTheDefinitionOnRandomMeshesOfManySmallAxes) {
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 20; ++trial) {
+    SCOPED_TRACE(trial);
+    ExpectMatchesBruteForce(RandomModel(rng, 16, 8192, 3, 12));
+  }
+}
+
 TEST(MemoryTest, MatchesTheDefinitionOnRandomLargeMeshes) {
   std::mt19937 rng(2);
   for (int trial = 0; trial < 12; ++trial) {
