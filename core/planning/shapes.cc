@@ -208,12 +208,21 @@ constexpr size_t kMaxMeshCandidates = 100'000;
 // fewest axes of size 1 grown, a parallelism the plan does not use yet;
 // then the fewest axes changed, then the smallest sum of |log(new / old)|,
 // then the first in lexicographic order). Nullopt when there is none or the search
-// would be too large.
+// would be too large (more than kMaxMeshCandidates such factorizations of
+// the devices, whether the rules hold or not).
+//
+// A depth-first search over the axes in order, trying each axis's sizes
+// in increasing order (so meshes come in lexicographic order), that skips
+// a branch when a rule whose axes are all fixed fails (a rule depends on
+// its axes' sizes only), or when the distance so far is no smaller than
+// the best mesh's (the three terms only grow as axes are fixed, and a tie
+// goes to the mesh found first).
 std::optional<std::vector<uint64_t>> EvenMesh(const std::vector<uint64_t>& sizes,
                                               const std::vector<const SplitRule*>& rules) {
+  const size_t axes = sizes.size();
   uint64_t devices = 1;
   for (uint64_t s : sizes) devices = SatMul(devices, s);
-  if (sizes.size() > kMaxMeshAxes || devices > kMaxMeshDevices) return std::nullopt;
+  if (axes == 0 || axes > kMaxMeshAxes || devices > kMaxMeshDevices) return std::nullopt;
   std::vector<uint64_t> divisors;
   for (uint64_t i = 1; i * i <= devices; ++i) {
     if (devices % i != 0) continue;
@@ -221,51 +230,68 @@ std::optional<std::vector<uint64_t>> EvenMesh(const std::vector<uint64_t>& sizes
     if (i != devices / i) divisors.push_back(devices / i);
   }
   std::sort(divisors.begin(), divisors.end());
-  // Every factorization, in lexicographic order.
-  std::vector<std::vector<uint64_t>> candidates;
-  std::vector<uint64_t> mesh(sizes.size());
-  bool complete = true;
-  const std::function<void(size_t, uint64_t)> factor = [&](size_t axis, uint64_t left) {
-    if (!complete) return;
-    const bool above_one = sizes[axis] > 1;
-    if (axis + 1 == sizes.size()) {
-      if (above_one && left == 1) return;
-      mesh[axis] = left;
-      if (candidates.size() == kMaxMeshCandidates) {
-        complete = false;
-        return;
+  // Divisors go by index: 0 is 1, the last is `devices`. Per divisor, its
+  // own divisors in increasing order, each with the quotient's index.
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> factors(divisors.size());
+  for (size_t i = 0; i < divisors.size(); ++i) {
+    for (size_t k = 0; k <= i; ++k) {
+      if (divisors[i] % divisors[k] != 0) continue;
+      const auto quotient = std::lower_bound(divisors.begin(), divisors.end(), divisors[i] / divisors[k]);
+      factors[i].emplace_back(static_cast<uint32_t>(k), static_cast<uint32_t>(quotient - divisors.begin()));
+    }
+  }
+  // completions[a][i]: the factorizations of divisor i over axes a.., at
+  // most kMaxMeshCandidates + 1.
+  std::vector<std::vector<uint64_t>> completions(axes + 1, std::vector<uint64_t>(divisors.size(), 0));
+  completions[axes][0] = 1;
+  for (size_t a = axes; a-- > 0;) {
+    for (size_t i = 0; i < divisors.size(); ++i) {
+      for (const auto& [d, quotient] : factors[i]) {
+        if (sizes[a] > 1 && d == 0) continue;
+        completions[a][i] = std::min<uint64_t>(completions[a][i] + completions[a + 1][quotient], kMaxMeshCandidates + 1);
       }
-      candidates.push_back(mesh);
+    }
+  }
+  if (completions[0][divisors.size() - 1] > kMaxMeshCandidates) return std::nullopt;
+
+  std::vector<std::vector<const SplitRule*>> rules_at(axes);  // by each rule's last axis
+  for (const SplitRule* r : rules) {
+    if (r->axes.empty()) {
+      if (!r->Holds(sizes)) return std::nullopt;  // no mesh changes it
+    } else {
+      rules_at[*std::max_element(r->axes.begin(), r->axes.end())].push_back(r);
+    }
+  }
+  std::vector<double> log_divisor(divisors.size()), log_size(axes);
+  for (size_t k = 0; k < divisors.size(); ++k) log_divisor[k] = std::log2(static_cast<double>(divisors[k]));
+  for (size_t j = 0; j < axes; ++j) log_size[j] = std::log2(static_cast<double>(sizes[j]));
+
+  using Distance = std::tuple<size_t, size_t, double>;  // axes grown, axes changed, log change
+  std::vector<uint64_t> mesh(axes), best;
+  std::optional<Distance> best_distance;
+  // Fixes the axes from `axis` on, with divisor `left` of the devices left.
+  auto search = [&](auto& self, size_t axis, uint32_t left, const Distance& distance) -> void {
+    if (axis == axes) {
+      best_distance = distance;
+      best = mesh;
       return;
     }
-    for (uint64_t d : divisors) {
-      if (d > left) break;
-      if (left % d != 0 || (above_one && d == 1)) continue;
-      mesh[axis] = d;
-      factor(axis + 1, left / d);
+    for (const auto& [d, quotient] : factors[left]) {
+      if ((sizes[axis] > 1 && d == 0) || completions[axis + 1][quotient] == 0) continue;
+      const auto& [grown, changed, log_change] = distance;
+      const uint64_t size = divisors[d];
+      const Distance next{grown + (sizes[axis] == 1 && size > 1 ? 1 : 0), changed + (size != sizes[axis] ? 1 : 0),
+                          log_change + std::abs(log_divisor[d] - log_size[axis])};
+      if (best_distance && !(next < *best_distance)) continue;
+      mesh[axis] = size;
+      const std::vector<const SplitRule*>& fixed = rules_at[axis];
+      if (!std::all_of(fixed.begin(), fixed.end(), [&](const SplitRule* r) { return r->Holds(mesh); })) continue;
+      self(self, axis + 1, quotient, next);
     }
   };
-  if (!sizes.empty()) factor(0, devices);
-  if (!complete) return std::nullopt;
-  // (axes of size 1 grown, axes changed, log change, index): the order to
-  // try them in.
-  std::vector<std::tuple<size_t, size_t, double, size_t>> order;
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    size_t grown = 0, changed = 0;
-    double log_change = 0;
-    for (size_t j = 0; j < sizes.size(); ++j) {
-      grown += sizes[j] == 1 && candidates[i][j] > 1 ? 1 : 0;
-      changed += candidates[i][j] != sizes[j] ? 1 : 0;
-      log_change += std::abs(std::log2(static_cast<double>(candidates[i][j])) - std::log2(static_cast<double>(sizes[j])));
-    }
-    order.emplace_back(grown, changed, log_change, i);
-  }
-  std::sort(order.begin(), order.end());
-  for (const auto& [grown, changed, log_change, i] : order) {
-    const std::vector<uint64_t>& m = candidates[i];
-    if (std::all_of(rules.begin(), rules.end(), [&](const SplitRule* r) { return r->Holds(m); })) return m;
-  }
-  return std::nullopt;
+  search(search, 0, static_cast<uint32_t>(divisors.size() - 1), Distance{0, 0, 0.0});
+  if (!best_distance) return std::nullopt;
+  return best;
 }
 
 // The fix-it of every empty and uneven shard that EvenMesh's mesh removes:

@@ -327,6 +327,28 @@ TEST(ShapesTest, NoEvenMeshNoFix) {
   EXPECT_EQ(FixItOf(prime.Check()[0]), "");
 }
 
+// 6 rows over a0=4 on 8 axes of 4 (65,536 devices, 6,435 factorizations
+// keeping every axis above 1): a0=2 and one axis doubled, the last in
+// lexicographic order of the sizes. On 8 axes of 16 (2^32 devices) there
+// are more than 100,000 factorizations: no search, no fix.
+TEST(ShapesTest, TheMeshSearchFindsTheNearestAmongManyAndGivesUpOnTooMany) {
+  std::vector<std::pair<std::string, int64_t>> four, sixteen;
+  for (int j = 0; j < 8; ++j) {
+    four.push_back({absl::StrCat("a", j), 4});
+    sixteen.push_back({absl::StrCat("a", j), 16});
+  }
+  Plan near(four);
+  near.Declare(near.Param(std::vector<int64_t>{6}), "", "w", {{"a0", "S(0)"}});
+  ASSERT_EQ(near.Check().size(), 1u);
+  EXPECT_EQ(FixItOf(near.Check()[0]),
+            "with the same 65536 devices, the mesh a0=2, a1=4, a2=4, a3=4, a4=4, a5=4, a6=4, a7=8 splits every "
+            "sharded dim evenly|replace /mesh/a0 2|replace /mesh/a7 8");
+  Plan many(sixteen);
+  many.Declare(many.Param(std::vector<int64_t>{6}), "", "w", {{"a0", "S(0)"}});
+  ASSERT_EQ(many.Check().size(), 1u);
+  EXPECT_EQ(FixItOf(many.Check()[0]), "");
+}
+
 TEST(ShapesTest, AnUnevenVocabularyIsPaddedToTheNextMultiple) {
   // GPT-2's 50257 tokens over tp=8: no mesh of 8 devices splits them (50257
   // = 29 x 1733), padding to 50264 does; the other finding gets the mesh.
