@@ -93,7 +93,7 @@ std::string Document::PointerOf(const Origin& origin) const {
 
 std::optional<std::string> Document::ParamPointerOf(const Origin& origin, std::string_view param) const {
   if (origin.kind == Origin::Kind::kTemplateRule) return std::nullopt;
-  return absl::StrCat(PointerOf(origin), "/params/", JsonPointerToken(param));
+  return DeclarationPointerOf(origin, param);
 }
 
 std::string Document::DeclarationPointerOf(const Origin& origin, std::string_view param) const {

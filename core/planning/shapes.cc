@@ -240,6 +240,9 @@ std::optional<std::vector<uint64_t>> EvenMesh(const std::vector<uint64_t>& sizes
       factors[i].emplace_back(static_cast<uint32_t>(k), static_cast<uint32_t>(quotient - divisors.begin()));
     }
   }
+  // Whether axis `a` may take divisor `d`: an axis of size > 1 keeps a size
+  // > 1.
+  auto allowed = [&](size_t a, uint32_t d) { return sizes[a] == 1 || d != 0; };
   // completions[a][i]: the factorizations of divisor i over axes a.., at
   // most kMaxMeshCandidates + 1.
   std::vector<std::vector<uint64_t>> completions(axes + 1, std::vector<uint64_t>(divisors.size(), 0));
@@ -247,7 +250,7 @@ std::optional<std::vector<uint64_t>> EvenMesh(const std::vector<uint64_t>& sizes
   for (size_t a = axes; a-- > 0;) {
     for (size_t i = 0; i < divisors.size(); ++i) {
       for (const auto& [d, quotient] : factors[i]) {
-        if (sizes[a] > 1 && d == 0) continue;
+        if (!allowed(a, d)) continue;
         completions[a][i] = std::min<uint64_t>(completions[a][i] + completions[a + 1][quotient], kMaxMeshCandidates + 1);
       }
     }
@@ -277,7 +280,7 @@ std::optional<std::vector<uint64_t>> EvenMesh(const std::vector<uint64_t>& sizes
       return;
     }
     for (const auto& [d, quotient] : factors[left]) {
-      if ((sizes[axis] > 1 && d == 0) || completions[axis + 1][quotient] == 0) continue;
+      if (!allowed(axis, d) || completions[axis + 1][quotient] == 0) continue;
       const auto& [grown, changed, log_change] = distance;
       const uint64_t size = divisors[d];
       const Distance next{grown + (sizes[axis] == 1 && size > 1 ? 1 : 0), changed + (size != sizes[axis] ? 1 : 0),

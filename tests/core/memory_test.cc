@@ -488,8 +488,8 @@ TEST(MemoryTest, MatchesTheDefinitionOnRandomSmallMeshes) {
   }
 }
 
-// Many axes of sizes 1 to 3: the per-device list walks devices in order,
-// carrying from axis to axis (and past axes of size 1).
+// Many axes of sizes 1 to 3: the per-device list is filled segment by
+// segment through every axis of size > 1 (and past the axes of size 1).
 TEST(MemoryTest, MatchesTheDefinitionOnRandomMeshesOfManySmallAxes) {
   std::mt19937 rng(3);
   for (int trial = 0; trial < 20; ++trial) {
