@@ -19,7 +19,9 @@ Each benchmark run is one process, pinned to CPU 0 (one thread), or on
 every CPU with --all-cpus, run and read as measure.py runs its benchmarks.
 Each CLI run is one process with the CLI's own thread default (all cores)
 unless --args says otherwise; its output goes to /dev/null, and its peak
-RSS is /usr/bin/time's.
+RSS is /usr/bin/time's. After one untimed run of each, every timed run
+follows measure.py's preback of the largest peak RSS and a quarter, as
+measure.py's own runs do.
 """
 
 import argparse
@@ -73,10 +75,16 @@ def compare_cli(args):
     walls = {(c, d): [] for c in range(len(clis)) for d in args.docs}
     rss = {(c, d): [] for c in range(len(clis)) for d in args.docs}
     with tempfile.NamedTemporaryFile() as tfile:
+        # One untimed run of each binary on each document gives the memory each run then finds
+        # backed by the host before it (measure.preback: on this VM, memory freed for a few seconds
+        # goes back to the host, and a run that gets it pays for that at random, 0.05 to 0.7 s of
+        # system time on a 1M-parameter document).
+        back = {d: max(run_cli(c, cli_args, d, tfile.name)[1] for c in clis) * 1024 * 5 // 4 for d in args.docs}
         for r in range(args.rounds):
             order = range(len(clis)) if r % 2 == 0 else reversed(range(len(clis)))
             for c in order:
                 for d in args.docs:
+                    measure.preback(back[d])
                     w, m = run_cli(clis[c], cli_args, d, tfile.name)
                     walls[(c, d)].append(w)
                     rss[(c, d)].append(m)
