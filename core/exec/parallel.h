@@ -17,6 +17,7 @@
 #include "oneapi/tbb/blocked_range.h"
 #include "oneapi/tbb/info.h"
 #include "oneapi/tbb/parallel_for.h"
+#include "oneapi/tbb/parallel_invoke.h"
 #include "oneapi/tbb/parallel_pipeline.h"
 #include "oneapi/tbb/parallel_sort.h"
 #include "oneapi/tbb/task_arena.h"
@@ -115,6 +116,20 @@ std::vector<T> ParallelGather(size_t begin, size_t end, size_t grain, Gather&& g
   out.reserve(total);
   for (std::vector<T>& chunk : chunks) std::move(chunk.begin(), chunk.end(), std::back_inserter(out));
   return out;
+}
+
+// Calls a() and b(), at once on two of the arena's threads where it has
+// them (OnOneThread: a(), then b()).
+template <typename A, typename B>
+void ParallelInvoke(A&& a, B&& b) {
+  if (OnOneThread()) {
+    a();
+    b();
+    return;
+  }
+#ifndef SHARDPLAN_SERIAL
+  tbb::parallel_invoke(a, b);
+#endif
 }
 
 // std::sort of [begin, end), with the arena's threads.

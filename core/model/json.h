@@ -5,8 +5,9 @@
 // for line/column messages, and needs no padded copy. Values are small
 // (16 bytes) and allocated in an arena that can be released back to a mark,
 // so that the members of a large map can be read one at a time, each into
-// the same memory. The caller has checked the text is valid UTF-8 without
-// NUL bytes (utf8::ValidNulFreePrefix, parse.cc).
+// the same memory. Any bytes are safe to read, a NUL byte or ill-formed
+// UTF-8 included (it never reads past the text); the caller refuses such a
+// text whatever the reading gives (utf8::ValidNulFreePrefix, parse.cc).
 //
 // Syntax errors carry the code and the offset RapidJSON would report, and
 // RapidJSON's English messages, which earlier versions of shardplan printed.

@@ -11,7 +11,8 @@
 // syntax error anywhere carries the English message and the offset RapidJSON
 // gives for the whole text. Arrays and objects nest at most `max_depth` deep
 // (refused just past the opening bracket that goes deeper). The text must be
-// valid UTF-8 without NUL bytes (the caller checks, utf8.h).
+// valid UTF-8 without NUL bytes to be a document, but any bytes are safe to
+// read (the caller checks, utf8.h, and may read while it does).
 //
 //   DocumentReader reader(text, /*max_depth=*/64);
 //   Value root;

@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/diagnostics/sink.h"
+#include "core/exec/parallel.h"
 #include "core/model/document_checks.h"
 #include "core/model/json_reader.h"
 #include "core/model/parser.h"
@@ -290,21 +291,15 @@ std::string LineColumn(std::string_view text, size_t offset) {
   return absl::StrCat("line ", line, ", column ", column);
 }
 
+ParseResult InvalidDocumentResult(const std::string& message) {
+  ParseResult result;
+  result.error = MakeDiagnostic(Code::kInvalidDocument, Mode::kCheck, {.pointer = ""}, {message});
+  return result;
+}
+
 }  // namespace
 
-ParseResult ParseDocument(std::string_view json, const Limits& limits, bool skip_repeats) {
-  ParseResult result;
-  auto invalid = [&](const std::string& message) {
-    result.error = MakeDiagnostic(Code::kInvalidDocument, Mode::kCheck, {.pointer = ""}, {message});
-    return std::move(result);
-  };
-
-  // The first NUL byte or ill-formed sequence, whichever comes first.
-  const size_t valid = utf8::ValidNulFreePrefix(json);
-  if (valid != json.size()) {
-    return invalid(absl::StrCat(json[valid] == '\0' ? "NUL byte" : "invalid UTF-8", " at ", LineColumn(json, valid),
-                                " (offset ", valid, ")"));
-  }
+ParseResult ReadDocument(std::string_view json, const Limits& limits, bool skip_repeats) {
   auto document = std::make_unique<Document>();
   // Documents spell about one distinct name per 70 to 100 bytes, and one
   // parameter or module per 128 bytes or more: room made once saves
@@ -328,16 +323,40 @@ ParseResult ParseDocument(std::string_view json, const Limits& limits, bool skip
     const json::SyntaxError& error = *reader.error();
     const std::string at = LineColumn(json, error.offset);
     if (error.too_deep) {
-      return invalid(absl::StrCat("the document nests arrays and objects deeper than ", limits.max_json_depth,
-                                  " levels (at ", at, ")"));
+      return InvalidDocumentResult(absl::StrCat("the document nests arrays and objects deeper than ",
+                                                limits.max_json_depth, " levels (at ", at, ")"));
     }
-    return invalid(absl::StrCat("malformed JSON at ", at, ": ", error.message));
+    return InvalidDocumentResult(absl::StrCat("malformed JSON at ", at, ": ", error.message));
   }
+  ParseResult result;
   if (!read || !parser.ParseRoot(skeleton)) {
     result.error = InvalidDocument({parser.error(), parser.error_pointer(), parser.error_fix_it()});
     return result;
   }
   result.document = std::move(document);
+  return result;
+}
+
+ParseResult ParseDocument(std::string_view json, const Limits& limits, bool skip_repeats) {
+  // The first NUL byte or ill-formed sequence, whichever comes first,
+  // refuses the document, before any error reading it would find. With
+  // threads the text is checked while it is read, on another thread (the
+  // check touches every page of the text first, a large part of a large
+  // document's time); on one, first, and an invalid text is not read.
+  size_t valid = json.size();
+  ParseResult result;
+  const auto check = [&] { valid = utf8::ValidNulFreePrefix(json); };
+  const auto read = [&] { result = ReadDocument(json, limits, skip_repeats); };
+  if (OnOneThread()) {
+    check();
+    if (valid == json.size()) read();
+  } else {
+    ParallelInvoke(check, read);
+  }
+  if (valid != json.size()) {
+    return InvalidDocumentResult(absl::StrCat(json[valid] == '\0' ? "NUL byte" : "invalid UTF-8", " at ",
+                                              LineColumn(json, valid), " (offset ", valid, ")"));
+  }
   return result;
 }
 

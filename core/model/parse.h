@@ -23,6 +23,12 @@ namespace shardplan {
 // `skip_repeats`: json::DocumentReader's, a fast path (core/fast_paths.h).
 ParseResult ParseDocument(std::string_view json, const Limits& limits, bool skip_repeats = true);
 
+// ParseDocument less its first step, the check that `json` is valid UTF-8
+// without NUL bytes: safe on any bytes, which ParseDocument reads while it
+// checks them; for a text that fails the check, what it returns means
+// nothing. (The fuzz targets run it on such texts.)
+ParseResult ReadDocument(std::string_view json, const Limits& limits, bool skip_repeats = true);
+
 // Parses `json`, the value of a document's `training` key, into
 // doc.training as ParseDocument would, less the checks that need the rest
 // of the document (training.h's CompleteTraining): for the builder.

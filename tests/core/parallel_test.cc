@@ -39,6 +39,22 @@ TEST(ParallelForTest, CoversEveryIndexOnceInChunksOfAboutTheGrain) {
   }
 }
 
+// Both run, once each: in order on one thread, on any of the arena's
+// threads with several.
+TEST(ParallelInvokeTest, RunsBothOnceInOrderOnOneThread) {
+  for (int threads : {1, 2, 4}) {
+    std::mutex mutex;
+    std::vector<char> order;
+    WithThreads(threads, [&] {
+      ParallelInvoke([&] { std::lock_guard lock(mutex); order.push_back('a'); },
+                     [&] { std::lock_guard lock(mutex); order.push_back('b'); });
+      return 0;
+    });
+    if (threads > 1) std::sort(order.begin(), order.end());  // either may run first
+    EXPECT_EQ(order, (std::vector<char>{'a', 'b'})) << threads << " threads";
+  }
+}
+
 // The cth chunk is [begin + c * grain, min(end, begin + (c + 1) * grain)):
 // a caller keeping results in slot c merges them in index order.
 TEST(ParallelChunksTest, NumbersEveryChunkByItsPlaceInTheRange) {

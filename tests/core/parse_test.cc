@@ -1,4 +1,5 @@
 #include "core/model/parse.h"
+#include "core/exec/parallel.h"
 #include "core/text/json_pointer.h"
 
 #include <string>
@@ -142,6 +143,42 @@ TEST(ParseTest, TheFirstNulOrInvalidByteIsFoundAtAnyOffset) {
         EXPECT_EQ(Invalid(text).message,
                   absl::StrCat(what, " at line 1, column ", offset + 1, " (offset ", offset, ")"))
             << "at " << at << " after " << before.size() << " bytes";
+      }
+    }
+  }
+}
+
+// With threads the text is checked while it is read: a bad byte after
+// whatever reading it finds (a syntax error, a schema error, a NUL byte
+// that ends the JSON early, a whole valid document), in a map long enough
+// to be read in several batches, is still the error, as on one thread.
+TEST(ParseTest, ABadByteIsTheErrorWhateverReadingTheTextFinds) {
+  std::string parameters;
+  for (int i = 0; i < 3000; ++i) absl::StrAppend(&parameters, i ? ", " : "", "\"p", i, "\": {\"shape\": [", i + 1, "]}");
+  const std::string large = Edit("\"w\": {\"shape\": [8, 4], \"dtype\": \"bfloat16\"}",
+                                 absl::StrCat("\"w\": {\"shape\": [8, 4]}, ", parameters));
+  std::vector<std::string> texts = {
+      kValid,
+      large,
+      Edit("\"root\": \"m\"", "\"root\" \"m\""),   // a syntax error
+      Edit("\"root\": \"m\"", "\"root\": 7"),        // a schema error
+      Edit("\"dp\": 2", "\"dp\": -2"),                 // an error the walk finds late
+  };
+  texts.push_back(large);  // a schema error in the last batch
+  texts.back().replace(texts.back().find("\"p2999\": {"), 11, "\"p2999\": 7, \"q\": {");
+  for (const std::string& text : texts) {
+    for (const std::string& bad : {std::string(1, '\0'), std::string("\xff")}) {
+      for (const size_t at : {text.size() / 2, text.size()}) {
+        std::string edited = text;
+        edited.insert(at, bad);
+        const std::string expected = Invalid(edited).message;  // one thread: checked first
+        ASSERT_NE(expected.find(bad[0] == '\0' ? "NUL byte" : "invalid UTF-8"), std::string::npos) << expected;
+        for (int threads : {2, 4}) {
+          const std::optional<Diagnostic> error =
+              WithThreads(threads, [&] { return ParseDocument(edited, Limits{}).error; });
+          ASSERT_TRUE(error.has_value());
+          EXPECT_EQ(error->message, expected) << threads << " threads, at " << at;
+        }
       }
     }
   }
