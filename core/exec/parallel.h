@@ -118,8 +118,8 @@ std::vector<T> ParallelGather(size_t begin, size_t end, size_t grain, Gather&& g
   return out;
 }
 
-// Calls a() and b(), at once on two of the arena's threads where it has
-// them (OnOneThread: a(), then b()).
+// Calls a() and b(), as two tasks that the arena's threads may run at once
+// (OnOneThread: a(), then b()); returns when both have.
 template <typename A, typename B>
 void ParallelInvoke(A&& a, B&& b) {
   if (OnOneThread()) {
