@@ -164,8 +164,10 @@ TEST(ParseTest, ABadByteIsTheErrorWhateverReadingTheTextFinds) {
       Edit("\"root\": \"m\"", "\"root\": 7"),        // a schema error
       Edit("\"dp\": 2", "\"dp\": -2"),                 // an error the walk finds late
   };
+  const std::string last = "\"p2999\": {";
   texts.push_back(large);  // a schema error in the last batch
-  texts.back().replace(texts.back().find("\"p2999\": {"), 11, "\"p2999\": 7, \"q\": {");
+  texts.back().replace(texts.back().find(last), last.size(), "\"p2999\": 7, \"q\": {");
+  EXPECT_EQ(*Invalid(texts.back()).pointer, "/parameters/p2999");
   for (const std::string& text : texts) {
     for (const std::string& bad : {std::string(1, '\0'), std::string("\xff")}) {
       for (const size_t at : {text.size() / 2, text.size()}) {
