@@ -75,10 +75,8 @@ def compare_cli(args):
     walls = {(c, d): [] for c in range(len(clis)) for d in args.docs}
     rss = {(c, d): [] for c in range(len(clis)) for d in args.docs}
     with tempfile.NamedTemporaryFile() as tfile:
-        # One untimed run of each binary on each document gives the memory each run then finds
-        # backed by the host before it (measure.preback: on this VM, memory freed for a few seconds
-        # goes back to the host, and a run that gets it pays for that at random, 0.05 to 0.7 s of
-        # system time on a 1M-parameter document).
+        # One untimed run of each binary on each document sizes the preback before every timed
+        # run (measure.preback says why).
         back = {d: max(run_cli(c, cli_args, d, tfile.name)[1] for c in clis) * 1024 * 5 // 4 for d in args.docs}
         for r in range(args.rounds):
             order = range(len(clis)) if r % 2 == 0 else reversed(range(len(clis)))
